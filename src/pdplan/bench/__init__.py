@@ -1,0 +1,1 @@
+"""L4 real-endpoint benchmark client and metrics scraping."""

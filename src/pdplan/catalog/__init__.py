@@ -1,0 +1,1 @@
+"""L0 catalogs: models (from HF config.json), GPUs and clusters, each number with its source."""

@@ -1,0 +1,77 @@
+"""L5 command-line face: `pdplan <command>`; the only place (with web/) that imports typer."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import typer
+
+from pdplan.errors import PdplanError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="pdplan",
+    help="Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Each module defines register(app). Order = order in `pdplan --help`.
+_COMMAND_MODULES = (
+    "ratio",
+    "kv",
+    "parallel",
+    "estimate",
+    "accuracy",
+    "workload",
+    "simulate",
+)
+
+
+def _register_all() -> None:
+    for name in _COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"pdplan.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"pdplan.cli.{name}":
+                continue  # command not built yet
+            raise
+        mod.register(app)
+
+
+_register_all()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: run the app; every error becomes one line on stderr, exit != 0."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except PdplanError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        return 130
+    except (typer.Exit, SystemExit) as exc:
+        code = getattr(exc, "exit_code", getattr(exc, "code", 0))
+        return int(code or 0)
+    except Exception as exc:  # the CLI never shows a bare traceback
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return exc.exit_code
+        if os.environ.get("PDPLAN_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (PDPLAN_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""L4 launch-file exporters for vLLM / SGLang / Dynamo / llm-d."""

@@ -1,0 +1,1 @@
+"""L1 cost model: memory, FLOPs/bytes, collectives, step time, KV transfer, calibration."""

@@ -1,0 +1,1 @@
+"""L4 tables, plots and reports."""

@@ -1,0 +1,1 @@
+"""L2 discrete-event cluster simulator (no I/O)."""

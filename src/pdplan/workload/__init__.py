@@ -1,0 +1,1 @@
+"""L0 traffic: trace readers, length histograms, arrival processes, live metrics."""
