@@ -1,4 +1,4 @@
-"""ModelSpec: a transformer's serving-relevant shape, and what follows from it (params, KV bytes)."""
+"""ModelSpec: a transformer's serving-relevant shape and what follows from it (params, KV)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,10 @@ class MLASpec:
     qk_nope_head_dim: int
     qk_rope_head_dim: int  # decoupled RoPE key, cached per token per layer (64 for DS-V3)
     v_head_dim: int
+    # DSA lightning indexer (DeepSeek-V3.2 / GLM-5): index_n_heads heads of index_head_dim read a
+    # per-token key cache of index_head_dim elements per layer; 0 = no indexer.
+    index_n_heads: int = 0
+    index_head_dim: int = 0
 
     @property
     def qk_head_dim(self) -> int:
@@ -53,7 +57,7 @@ class MLASpec:
 
 @dataclass(frozen=True)
 class MoESpec:
-    """Mixture-of-experts FFN: routed experts (top-k), optional shared experts, dense first layers."""
+    """Mixture-of-experts FFN: routed top-k experts, optional shared experts, dense first layers."""
 
     num_experts: int  # routed experts per MoE layer
     experts_per_token: int  # top-k
@@ -62,6 +66,9 @@ class MoESpec:
     shared_intermediate_size: int = 0  # FFN width of ONE shared expert
     first_dense_layers: int = 0  # DeepSeek first_k_dense_replace: these layers use a dense FFN
     layer_freq: int = 1  # after the dense layers, every layer_freq-th layer is MoE
+    # explicit 0-based MoE layer indices when the pattern is irregular (Qwen mlp_only_layers,
+    # per-layer moe_layer_freq lists); None = use first_dense_layers / layer_freq
+    moe_layer_ids: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,8 @@ class ModelSpec:
     weight_dtype: str = "bf16"  # dtype of the released checkpoint's linear weights
     max_position_embeddings: int = 0
     source: str = ""
+    attn_output_gate: bool = False  # Qwen3.5/Qwen3-Next: q_proj also emits a sigmoid gate (2x q)
+    num_mtp_layers: int = 0  # multi-token-prediction layers; recorded, not counted in params
 
     def __post_init__(self) -> None:
         if not self.layer_types:
@@ -126,7 +135,11 @@ class ModelSpec:
     def is_moe_layer(self, i: int) -> bool:
         """True when layer i (0-based) has a routed-expert FFN."""
         m = self.moe
-        if m is None or i < m.first_dense_layers:
+        if m is None:
+            return False
+        if m.moe_layer_ids is not None:
+            return i in m.moe_layer_ids
+        if i < m.first_dense_layers:
             return False
         return (i - m.first_dense_layers) % m.layer_freq == 0 if m.layer_freq > 1 else True
 
@@ -143,7 +156,10 @@ class ModelSpec:
         h = self.hidden_size
         if kind == "linear" and self.linear_attn is not None:
             la = self.linear_attn
-            k_dim, v_dim = la.num_key_heads * la.key_head_dim, la.num_value_heads * la.value_head_dim
+            k_dim, v_dim = (
+                la.num_key_heads * la.key_head_dim,
+                la.num_value_heads * la.value_head_dim,
+            )
             # Gated DeltaNet: q,k (k_dim each), v, gate z (v_dim each), beta+alpha (2*Hv), out proj,
             # causal conv over q,k,v (kernel*(2k+v)); Qwen3.5 modeling code.
             proj = h * (2 * k_dim + 2 * v_dim + 2 * la.num_value_heads) + v_dim * h
@@ -158,8 +174,13 @@ class ModelSpec:
             )
             kv = h * (a.kv_lora_rank + a.qk_rope_head_dim)
             kv += a.kv_lora_rank * nh * (a.qk_nope_head_dim + a.v_head_dim)
-            return q + kv + nh * a.v_head_dim * h
-        q = h * self.num_heads * self.head_dim
+            # DSA indexer: wq_b (q_lora -> n*d), wk (h -> d), weights_proj (h -> n); DeepSeek-V3.2
+            q_in = a.q_lora_rank or h
+            idx = q_in * a.index_n_heads * a.index_head_dim + h * (
+                a.index_head_dim + a.index_n_heads
+            )
+            return q + kv + nh * a.v_head_dim * h + (idx if a.index_n_heads else 0)
+        q = h * self.num_heads * self.head_dim * (2 if self.attn_output_gate else 1)
         kv = 2 * h * self.num_kv_heads * self.head_dim
         return q + kv + self.num_heads * self.head_dim * h
 
@@ -182,7 +203,9 @@ class ModelSpec:
         total = 0
         for i, kind in enumerate(self.layer_types):
             total += self.attn_params(kind)
-            total += self.moe_ffn_params(active) if self.is_moe_layer(i) else self.dense_ffn_params()
+            total += (
+                self.moe_ffn_params(active) if self.is_moe_layer(i) else self.dense_ffn_params()
+            )
         emb = self.vocab_size * self.hidden_size
         total += emb if self.tie_word_embeddings else 2 * emb
         return total
@@ -203,8 +226,10 @@ class ModelSpec:
         if kind == "linear":
             return 0
         if self.mla is not None:
-            # MLA caches the compressed latent plus the decoupled RoPE key (DeepSeek-V2 paper s2.1)
-            return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
+            # MLA caches the compressed latent plus the decoupled RoPE key (DeepSeek-V2 paper s2.1);
+            # a DSA indexer adds its own key of index_head_dim per token (DeepSeek-V3.2 report)
+            a = self.mla
+            return a.kv_lora_rank + a.qk_rope_head_dim + a.index_head_dim
         return 2 * self.num_kv_heads * self.head_dim  # GQA: K and V, n_kv heads of head_dim
 
     def kv_bytes_per_token(self, dtype: str = "bf16", context: int | None = None) -> float:
@@ -231,7 +256,11 @@ class ModelSpec:
         total = 0.0
         for kind in self.layer_types:
             e = self.kv_elems_per_token_layer(kind)
-            n = min(tokens, self.sliding_window) if kind == "sliding" and self.sliding_window else tokens
+            n = (
+                min(tokens, self.sliding_window)
+                if kind == "sliding" and self.sliding_window
+                else tokens
+            )
             total += e * n * b
         return total + self.linear_state_bytes()
 

@@ -1,0 +1,130 @@
+"""Model lookup: built-in presets by key or HF id (-FP8 / -NVFP4 variants), or a config.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pdplan.catalog.hf_config import model_from_hf_config
+from pdplan.catalog.model_presets import MODEL_PRESETS
+from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
+from pdplan.errors import ConfigError
+
+__all__ = ["get_model", "list_models", "resolve_model_name"]
+
+# Checkpoint-name suffixes that name a quantised copy of the same architecture -> weight dtype.
+_DTYPE_SUFFIXES: dict[str, str] = {
+    "-nvfp4": "fp4",
+    "-mxfp4": "fp4",
+    "-fp4": "fp4",
+    "-fp8-dynamic": "fp8",
+    "-fp8": "fp8",
+    "-int4": "int4",
+    "-awq": "int4",
+    "-w4a16": "int4",
+}
+# Suffixes that change only the fine-tune, not the shape (Instruct, v0.1, dated refreshes).
+_PLAIN_SUFFIX = re.compile(r"-(instruct|base|chat|hf|it|thinking|v\d+(\.\d+)?|\d{4})$")
+
+# Extra spellings that normalisation alone does not reach.
+_ALIASES: dict[str, str] = {
+    "kimi-k2-instruct": "kimi-k2",
+    "llama3.1-8b": "llama-3.1-8b",
+    "llama3.1-70b": "llama-3.1-70b",
+    "llama3.1-405b": "llama-3.1-405b",
+    "gpt-oss": "gpt-oss-120b",
+}
+
+
+@cache
+def _preset(key: str) -> ModelSpec:
+    """Build the ModelSpec of one preset (nested dicts -> MLASpec / MoESpec / LinearAttnSpec)."""
+    d: dict[str, Any] = dict(MODEL_PRESETS[key])
+    pattern = d.pop("layer_pattern", None)
+    n = int(d["num_layers"])
+    if pattern:
+        d["layer_types"] = tuple(pattern[i % len(pattern)] for i in range(n))
+    if "mla" in d:
+        d["mla"] = MLASpec(**d["mla"])
+    if "moe" in d:
+        moe = dict(d["moe"])
+        if moe.get("moe_layer_ids") is not None:
+            moe["moe_layer_ids"] = tuple(moe["moe_layer_ids"])
+        d["moe"] = MoESpec(**moe)
+    if "linear_attn" in d:
+        d["linear_attn"] = LinearAttnSpec(**d["linear_attn"])
+    return ModelSpec(name=key, **d)
+
+
+def list_models() -> list[str]:
+    """Keys of the built-in presets, sorted."""
+    return sorted(MODEL_PRESETS)
+
+
+def resolve_model_name(name: str) -> tuple[str, str | None] | None:
+    """(preset key, weight dtype override or None) for a key or HF id, or None if unknown.
+
+    "nvidia/DeepSeek-R1-NVFP4" -> ("deepseek-r1", "fp4"); "Qwen/Qwen3-235B-A22B-FP8" ->
+    ("qwen3-235b-a22b", "fp8"); "meta-llama/Llama-3.1-70B-Instruct" -> ("llama-3.1-70b", None).
+    """
+    key = name.strip().lower()
+    if key in MODEL_PRESETS:
+        return key, None
+    base = key.rsplit("/", 1)[-1].removeprefix("meta-")
+    dtype: str | None = None
+    changed = True
+    while changed and base not in MODEL_PRESETS:
+        changed = False
+        if base in _ALIASES:
+            base, changed = _ALIASES[base], True
+            continue
+        for suffix, dt in _DTYPE_SUFFIXES.items():
+            if base.endswith(suffix):
+                base, dtype, changed = base.removesuffix(suffix), dtype or dt, True
+                break
+        else:
+            stripped = _PLAIN_SUFFIX.sub("", base)
+            base, changed = stripped, stripped != base
+    return (base, dtype) if base in MODEL_PRESETS else None
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.endswith(".json") or Path(name).is_file() or (Path(name) / "config.json").is_file()
+
+
+def _unknown(name: str) -> ConfigError:
+    base = name.strip().lower().rsplit("/", 1)[-1]
+    hits = difflib.get_close_matches(base, [*MODEL_PRESETS, *_ALIASES], n=6, cutoff=0.5)
+    close = list(dict.fromkeys(_ALIASES.get(h, h) for h in hits))[:4]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return ConfigError(
+        f"unknown model {name!r}{hint} (known: {', '.join(list_models())}); "
+        "a path to a Hugging Face config.json (or its folder) also works"
+    )
+
+
+def get_model(name_or_path: str) -> ModelSpec:
+    """A built-in preset (key or HF id, case-insensitive) or a model read from a config.json.
+
+    A quantised checkpoint id (…-FP8, …-NVFP4) returns the base preset with that weight dtype
+    and the given HF id; an unknown name raises ConfigError listing close matches.
+    """
+    key = name_or_path.strip().lower()
+    if key in MODEL_PRESETS:
+        return _preset(key)
+    if _looks_like_path(name_or_path):
+        return model_from_hf_config(name_or_path)
+    found = resolve_model_name(name_or_path)
+    if found is None:
+        raise _unknown(name_or_path)
+    spec = _preset(found[0])
+    changes: dict[str, Any] = {}
+    if found[1]:
+        changes["weight_dtype"] = found[1]
+    if "/" in name_or_path:
+        changes["hf_id"] = name_or_path.strip()
+    return dataclasses.replace(spec, **changes) if changes else spec

@@ -1,0 +1,173 @@
+"""CostModel: time of one engine iteration for model x GPU x layout (roofline + overheads).
+
+Per layer and step, each op costs max(FLOPs / (peak * eta_c(M)), bytes / (HBM * eta_m)) with
+eta_c rising with the GEMM's M (design-notes s4); attention costs FLOPs in prefill and KV bytes
+in decode; MoE touches only the experts its tokens pick; collectives cost alpha + bytes / bw;
+a fixed per-kernel latency and a per-step framework overhead are added. Every efficiency and
+overhead comes from perf/data/efficiency.yaml (per engine, per GPU), never from code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pdplan.catalog.gpu_spec import GPUSpec
+from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
+from pdplan.parallel.layout import Layout
+from pdplan.perf import layer_costs as lc
+from pdplan.perf.efficiency import Efficiency, get_efficiency
+from pdplan.perf.step import BatchShape, causal_pairs
+
+__all__ = ["CostModel", "StepBreakdown"]
+
+ACT_BYTES = 2.0  # activations travel and are stored in BF16 (2 B)
+
+
+@dataclass(frozen=True)
+class StepBreakdown:
+    """Seconds of one step by op family (sums to `total`)."""
+
+    gemm: float
+    attention: float
+    moe: float
+    comm: float
+    lm_head: float
+    overhead: float
+
+    @property
+    def total(self) -> float:
+        return self.gemm + self.attention + self.moe + self.comm + self.lm_head + self.overhead
+
+
+class CostModel:
+    """Step times of one instance. Implements the StepModel protocol (perf/step.py)."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        gpu: GPUSpec,
+        layout: Layout,
+        engine: str = "vllm",
+        weight_dtype: str | None = None,
+        kv_dtype: str = "bf16",
+        *,
+        moe_dtype: str | None = None,
+        eff: Efficiency | None = None,
+        scaleup_domain: int | None = None,
+    ) -> None:
+        self.model, self.gpu, self.layout, self.engine = model, gpu, layout, engine
+        self.weight_dtype = weight_dtype or model.weight_dtype
+        self.moe_dtype = moe_dtype or self.weight_dtype
+        self.kv_dtype = kv_dtype
+        self.eff = eff or get_efficiency(engine, gpu.name)
+        domain = scaleup_domain or gpu.scaleup_domain
+        self._links = lc.Links.for_gpu(gpu, self.eff, domain)
+        self._classes = lc.layer_classes(model)
+        self._hw = lc.Hardware(
+            gemm_flops=gpu.tflops(_compute_dtype(self.weight_dtype)) * 1e12,
+            moe_flops=gpu.tflops(_compute_dtype(self.moe_dtype)) * 1e12,
+            attn_flops=gpu.bf16_tflops * 1e12,
+            hbm=gpu.hbm_bytes_per_s,
+            wb=dtype_bytes(self.weight_dtype),
+            mb=dtype_bytes(self.moe_dtype),
+            kvb=dtype_bytes(kv_dtype),
+        )
+        self._decode_cache: dict[int, tuple[float, float]] = {}
+
+    # ---- StepModel protocol ------------------------------------------------------------------
+    def step_time(self, shape: BatchShape) -> float:
+        """Seconds of one iteration computing `shape` (all pipeline stages in sequence)."""
+        return self.breakdown(shape).total
+
+    def decode_affine(self, batch: int) -> tuple[float, float]:
+        """(a, c) with step_time ~= a + c * decode_ctx for a pure-decode batch of `batch`."""
+        hit = self._decode_cache.get(batch)
+        if hit is not None:
+            return hit
+        lo, hi = batch * 1024, batch * 8192
+        t_lo = self.step_time(BatchShape(decode_seqs=batch, decode_ctx=lo))
+        t_hi = self.step_time(BatchShape(decode_seqs=batch, decode_ctx=hi))
+        c = max(0.0, (t_hi - t_lo) / (hi - lo))
+        out = (t_lo - c * lo, c)
+        self._decode_cache[batch] = out
+        return out
+
+    # ---- convenience -------------------------------------------------------------------------
+    def breakdown(self, shape: BatchShape) -> StepBreakdown:
+        m, lay, eff, hw = self.model, self.layout, self.eff, self._hw
+        tokens = shape.tokens
+        if tokens <= 0:
+            return StepBreakdown(0, 0, 0, 0, 0, 0)
+        parts = lc.Parts()
+        for cls, count in self._classes:
+            lc.add_layer(parts, cls, count, m, lay, eff, hw, self._links, shape)
+        rows = shape.decode_seqs + shape.prefill_seqs  # rows that need logits
+        lm = lc.gemm_time(rows / lay.dp, m.hidden_size, m.vocab_size / lay.tp, 2.0, hw.attn_flops,
+                          hw.hbm, eff)
+        pp_comm = (lay.pp - 1) * self._links.p2p(tokens / lay.dp * m.hidden_size * ACT_BYTES)
+        overhead = eff.step_s + eff.kernel_s * eff.kernels_per_layer * m.num_layers
+        return StepBreakdown(
+            gemm=parts.gemm,
+            attention=parts.attention,
+            moe=parts.moe,
+            comm=parts.comm + pp_comm,
+            lm_head=lm,
+            overhead=overhead,
+        )
+
+    def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:
+        """Seconds to prefill `batch` prompts of `isl` new tokens each, in chunks of the
+        engine's token budget (each chunk one iteration)."""
+        return _prefill_time(self, isl, batch, cached)
+
+    def decode_step(self, batch: int, ctx_per_seq: float) -> float:
+        """Seconds of one decode iteration of `batch` sequences of mean context `ctx_per_seq`."""
+        return self.step_time(BatchShape(decode_seqs=batch, decode_ctx=int(batch * ctx_per_seq)))
+
+    def prefill_tps_per_gpu(self, isl: int, batch: int = 1) -> float:
+        """Prefill throughput per GPU at prompt length `isl`, tokens/s."""
+        return batch * isl / self.prefill_time(isl, batch) / self.layout.gpus
+
+    def decode_tps_per_gpu(self, batch: int, ctx_per_seq: float) -> float:
+        """Decode throughput per GPU, tokens/s: batch tokens per step / step time / GPUs."""
+        return batch / self.decode_step(batch, ctx_per_seq) / self.layout.gpus
+
+
+def _compute_dtype(weight_dtype: str) -> str:
+    """GEMM input dtype: weight-only int4 computes in BF16; fp8/fp4 use their tensor cores."""
+    d = weight_dtype.lower()
+    return "bf16" if d in ("int4", "int8_wo") else d
+
+
+def _prefill_time(cm: CostModel, isl: int, batch: int, cached: int) -> float:
+    budget = max(1, int(cm.eff.prefill_chunk))
+    total_tokens = isl * batch
+    if total_tokens <= budget:
+        pairs = batch * causal_pairs(isl, cached)
+        return cm.step_time(BatchShape(total_tokens, pairs, batch))
+    # sequence by sequence, each in ceil(isl/budget) chunks (several short prompts share a chunk)
+    per_seq = max(1, budget // max(isl, 1))
+    t = 0.0
+    done = 0
+    while done < batch:
+        n = min(per_seq, batch - done)
+        if isl <= budget:
+            t += cm.step_time(BatchShape(n * isl, n * causal_pairs(isl, cached), n))
+        else:
+            t += _chunked_one(cm, isl, cached, budget)
+        done += n
+    return t
+
+
+@lru_cache(maxsize=4096)
+def _chunk_cache_key(isl: int, cached: int, budget: int) -> tuple[int, ...]:
+    return tuple(range(0, isl, budget))
+
+
+def _chunked_one(cm: CostModel, isl: int, cached: int, budget: int) -> float:
+    t = 0.0
+    for start in _chunk_cache_key(isl, cached, budget):
+        n = min(budget, isl - start)
+        t += cm.step_time(BatchShape(n, causal_pairs(n, cached + start), 1))
+    return t

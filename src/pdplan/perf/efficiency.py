@@ -1,0 +1,66 @@
+"""Efficiency factors and overheads of the cost model, kept as data per engine and GPU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from pdplan.errors import ConfigError
+
+__all__ = ["ENGINES", "Efficiency", "get_efficiency"]
+
+ENGINES = ("vllm", "sglang", "trtllm")
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """See perf/data/efficiency.yaml for each field's meaning, unit, source and bounds."""
+
+    gemm_eta: float = 0.78
+    gemm_m_half: float = 48.0
+    mem_eta: float = 0.80
+    attn_eta: float = 0.55
+    attn_mem_eta: float = 0.70
+    moe_eta: float = 0.80
+    kernel_s: float = 2.5e-6
+    kernels_per_layer: float = 14.0
+    step_s: float = 1.5e-3
+    coll_alpha_s: float = 8e-6
+    coll_eta: float = 0.75
+    nic_eta: float = 0.85
+    nic_alpha_s: float = 2e-5
+    prefill_chunk: int = 8192
+    chunked: bool = True
+    bench_rounds: float = 10
+
+    def with_(self, **kw: Any) -> Efficiency:
+        known = {f.name for f in fields(self)}
+        bad = set(kw) - known
+        if bad:
+            raise ConfigError(f"unknown efficiency field(s): {', '.join(sorted(bad))}")
+        return replace(self, **kw)
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    text = resources.files("pdplan.perf").joinpath("data/efficiency.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def get_efficiency(engine: str = "vllm", gpu: str | None = None) -> Efficiency:
+    """Efficiency for `engine` (vllm, sglang, trtllm), with per-GPU overrides when present."""
+    eng = engine.lower()
+    if eng not in ENGINES:
+        raise ConfigError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    tab = _table()
+    eff = Efficiency().with_(**tab.get("default", {}))
+    spec = dict(tab.get("engines", {}).get(eng, {}) or {})
+    per_gpu = spec.pop("gpus", {}) or {}
+    eff = eff.with_(**spec)
+    if gpu and gpu in per_gpu:
+        eff = eff.with_(**per_gpu[gpu])
+    return eff

@@ -1,0 +1,194 @@
+"""Steady-state TTFT / TPOT of a closed loop (C clients, fixed ISL/OSL), aggregated or disaggregated.
+
+Aggregated: fixed-concurrency benchmarks with equal output lengths are not Poisson queues.
+Requests prefilled in the same iteration finish together and return together, so the closed
+loop settles into cohorts (chunked engines) or fully synchronised rounds (prefill-first
+engines). The formulas below follow those cycles (see _agg_chunked, _agg_prefill_first);
+throughput X = C / E2E with E2E = TTFT + (O-1) * TPOT (Little's law, design-notes s2).
+
+Disaggregated: prefill and decode pools are separate queues; TTFT = prefill queue + prefill +
+KV transfer + the first decode step (what a client sees through a PD proxy), TPOT = the decode
+step at the decode pool's batch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pdplan.perf.costmodel import CostModel
+from pdplan.perf.step import BatchShape, causal_pairs
+
+__all__ = ["Estimate", "estimate_agg", "estimate_disagg"]
+
+MAX_UTIL = 0.97  # cap on the prefill share of time; beyond it the queue grows without bound
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Steady-state prediction for one closed-loop setup (times in seconds)."""
+
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    throughput_rps: float  # completed requests per second (whole deployment)
+    decode_batch: float  # mean running decode batch per instance
+    prefill_util: float  # fraction of time the (prefill) instance spends on prefill
+    kv_limited: bool  # True when KV capacity, not the client count, bounds the batch
+    mode: str
+
+    def to_dict(self) -> dict[str, float | bool | str]:
+        return {
+            "mode": self.mode,
+            "ttft_ms": self.ttft_s * 1e3,
+            "tpot_ms": self.tpot_s * 1e3,
+            "e2e_s": self.e2e_s,
+            "throughput_rps": self.throughput_rps,
+            "decode_batch": self.decode_batch,
+            "prefill_util": self.prefill_util,
+            "kv_limited": self.kv_limited,
+        }
+
+
+def _chunk_step(cm: CostModel, tokens: int, seqs: int, isl: int, decode_b: float, ctx: float,
+                start: int = 0) -> float:
+    """Seconds of one iteration carrying `tokens` prompt tokens of `seqs` prompts (chunk
+    starting at offset `start` of each prompt) alongside `decode_b` running decodes."""
+    per_seq = tokens / max(seqs, 1)
+    b = int(round(decode_b))
+    shape = BatchShape(tokens, seqs * causal_pairs(int(per_seq), start), seqs, b, int(b * ctx))
+    return cm.step_time(shape)
+
+
+def _prefill_plan(isl: int, concurrency: int, budget: int) -> tuple[int, int]:
+    """(cohort size k, iterations one cohort's prefill spans).
+
+    In a closed loop with equal output lengths, requests that are prefilled in the same
+    iteration also finish together and come back together, so they stay a cohort forever:
+    k = as many prompts as fit in one token budget (>= 1); a prompt longer than the budget
+    spans ceil(isl / budget) iterations.
+    """
+    if isl >= budget:
+        return 1, math.ceil(isl / budget)
+    return max(1, min(concurrency, budget // isl)), 1
+
+
+def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) -> tuple[float, ...]:
+    """Chunked prefill mixed with decode (vLLM, TensorRT-LLM): cohorts of k prompts each take
+    `steps` mixed iterations; a cycle lasts N = max(osl - 1 + steps, n_cohorts * steps)
+    iterations, of which a share f carries a prefill chunk."""
+    budget = max(1, int(cm.eff.prefill_chunk))
+    k, steps = _prefill_plan(isl, clients, budget)
+    n_cohorts = math.ceil(clients / k)
+    n_steps = max(osl - 1 + steps, n_cohorts * steps)
+    f = n_cohorts * steps / n_steps  # share of iterations carrying prefill work
+    batch = clients * (osl - 1) / n_steps  # mean running decodes per iteration
+    t_dec = cm.decode_step(max(1, round(batch)), ctx) if osl > 1 else 0.0
+    chunk_tokens = min(k * isl, budget)
+    t_mix = sum(
+        _chunk_step(cm, chunk_tokens, k, isl, batch, ctx, start=j * budget) for j in range(steps)
+    ) / steps
+    avg = t_dec + f * (t_mix - t_dec)
+    wait_steps = n_steps - (osl - 1) - steps
+    ttft = steps * t_mix + wait_steps * avg
+    # first round: all clients arrive at once; cohort j gets its first token after (j+1)*steps
+    # mixed iterations (decodes of earlier cohorts ride along): mean (n_cohorts+1)/2 cohorts
+    first = (n_cohorts + 1) / 2.0 * steps * t_mix
+    return ttft, (avg if osl > 1 else t_dec), batch, f, first
+
+
+def _agg_prefill_first(cm: CostModel, isl: int, osl: int, clients: int, ctx: float
+                       ) -> tuple[float, ...]:
+    """Prefill-first (SGLang): all clients arrive together, are prefilled in ceil(C*I/budget)
+    prefill-only batches while decoding waits, then decode in lockstep and finish together,
+    so the rounds stay synchronised. TTFT = mean completion time of the prefill batches;
+    TPOT = t_dec(C) + (prefill time a request waits after its first token) / (osl - 1)."""
+    budget = max(1, int(cm.eff.prefill_chunk))
+    per_batch = max(1, budget // isl) if isl < budget else 1
+    done, clock, ttft_sum = 0, 0.0, 0.0
+    while done < clients:
+        n = min(per_batch, clients - done)
+        clock += cm.prefill_time(isl, n)
+        ttft_sum += clock * n
+        done += n
+    ttft = ttft_sum / clients
+    t_dec = cm.decode_step(clients, ctx)
+    tpot = t_dec + (clock - ttft) / (osl - 1) if osl > 1 else t_dec
+    util = clock / (clock + (osl - 1) * t_dec)
+    return ttft, tpot, float(clients), util, ttft
+
+
+def estimate_agg(
+    cm: CostModel,
+    isl: int,
+    osl: int,
+    concurrency: int,
+    *,
+    kv_capacity_tokens: int | None = None,
+    max_batch: int | None = None,
+    chunked: bool | None = None,
+    rounds: float | None = None,
+) -> Estimate:
+    """Steady state of one aggregated instance serving `concurrency` closed-loop clients.
+
+    When KV capacity or max_batch admits only `slots` < C requests at once, the other
+    clients queue for a slot: by Little's law the extra wait is (C - slots) * E2E / slots.
+    """
+    chunked = cm.eff.chunked if chunked is None else chunked
+    slots = min(concurrency, max_batch or concurrency)
+    kv_limited = False
+    if kv_capacity_tokens is not None:
+        fit = max(1, kv_capacity_tokens // max(1, isl + osl))
+        kv_limited = fit < slots
+        slots = min(slots, fit)
+    ctx = isl + osl / 2.0  # mean context of a running request
+    run = _agg_chunked if chunked else _agg_prefill_first
+    ttft, tpot, batch, util, first = run(cm, isl, osl, slots, ctx)
+    # a benchmark of `rounds` x C requests starts with all C at once: its mean TTFT mixes one
+    # start-up round with rounds - 1 steady ones
+    r = max(1.0, rounds if rounds is not None else cm.eff.bench_rounds)
+    ttft = (first + (r - 1.0) * ttft) / r
+    ttft += _slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
+    e2e = ttft + (osl - 1) * tpot
+    return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
+
+
+def _slot_wait(clients: int, slots: int, service_s: float) -> float:
+    """Extra TTFT when more clients than batch slots: clients beyond the slots wait for a
+    finishing request; by Little's law the wait is (clients - slots) * service / slots."""
+    if clients <= slots:
+        return 0.0
+    return (clients - slots) * service_s / slots
+
+
+def estimate_disagg(
+    prefill: CostModel,
+    decode: CostModel,
+    isl: int,
+    osl: int,
+    concurrency: int,
+    *,
+    n_prefill: int = 1,
+    n_decode: int = 1,
+    kv_transfer_s: float = 0.0,
+    decode_kv_capacity_tokens: int | None = None,
+) -> Estimate:
+    """Steady state of n_prefill prefill and n_decode decode instances under C clients."""
+    ctx = isl + osl / 2.0
+    p1 = prefill.prefill_time(isl, 1)
+    per_dec = concurrency / max(1, n_decode)
+    if decode_kv_capacity_tokens is not None:
+        per_dec = min(per_dec, max(1, decode_kv_capacity_tokens // max(1, isl + osl)))
+    ttft, tpot, util, b = p1, decode.decode_step(max(1, math.ceil(per_dec)), ctx), 0.0, per_dec
+    for _ in range(60):
+        e2e = ttft + (osl - 1) * tpot
+        x = concurrency / e2e
+        b = max(1.0, min(per_dec, x / n_decode * (osl - 1) * tpot))
+        t_dec = decode.decode_step(max(1, round(b)), ctx)
+        # prefill pool: batches the prompts that arrived during the previous batch (M/D/1-like)
+        util = min(MAX_UTIL, x * p1 / max(1, n_prefill))
+        wait = util * p1 / (2.0 * (1.0 - util))
+        new_ttft = wait + p1 + kv_transfer_s + t_dec
+        ttft, tpot = 0.5 * ttft + 0.5 * new_ttft, 0.5 * tpot + 0.5 * t_dec
+    e2e = ttft + (osl - 1) * tpot
+    return Estimate(ttft, tpot, e2e, concurrency / e2e, b, util, False, "disagg")

@@ -1,0 +1,236 @@
+"""Per-layer op costs (GEMMs, attention, MoE, collectives) used by CostModel for one step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pdplan.catalog.gpu_spec import GPUSpec
+from pdplan.catalog.model_spec import ModelSpec
+from pdplan.parallel.layout import Layout
+from pdplan.perf import collectives as coll
+from pdplan.perf.efficiency import Efficiency
+from pdplan.perf.step import BatchShape
+
+__all__ = ["Hardware", "LayerClass", "Links", "Parts", "add_layer", "gemm_time", "layer_classes"]
+
+ACT = 2.0  # BF16 activation bytes
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Peaks in SI units: FLOP/s and bytes/s; element sizes in bytes."""
+
+    gemm_flops: float
+    moe_flops: float
+    attn_flops: float
+    hbm: float
+    wb: float  # weight bytes / element (attention, dense FFN)
+    mb: float  # MoE expert weight bytes / element
+    kvb: float  # KV cache bytes / element
+
+
+@dataclass(frozen=True)
+class Links:
+    """Collective timing inside the scale-up domain (NVLink) and across it (NIC)."""
+
+    up_bw: float  # bytes/s per GPU, unidirectional
+    up_alpha: float
+    up_eta: float
+    nic_bw: float
+    nic_alpha: float
+    nic_eta: float
+    domain: int
+
+    @classmethod
+    def for_gpu(cls, gpu: GPUSpec, eff: Efficiency, domain: int) -> Links:
+        up = gpu.scaleup_bytes_per_s if domain > 1 else gpu.pcie_gbps * 1e9
+        return cls(up, eff.coll_alpha_s, eff.coll_eta, gpu.nic_bytes_per_s, eff.nic_alpha_s,
+                   eff.nic_eta, domain)
+
+    def _pick(self, n: int) -> tuple[float, float, float]:
+        # a group larger than the scale-up domain is limited by its slowest (NIC) hop
+        if n <= self.domain:
+            return self.up_bw, self.up_alpha, self.up_eta
+        return self.nic_bw, self.nic_alpha, self.nic_eta
+
+    def all_reduce(self, nbytes: float, n: int) -> float:
+        bw, a, e = self._pick(n)
+        return coll.all_reduce_s(nbytes, n, bw, a, e)
+
+    def all_gather(self, nbytes: float, n: int) -> float:
+        bw, a, e = self._pick(n)
+        return coll.all_gather_s(nbytes, n, bw, a, e)
+
+    def all_to_all(self, send_bytes: float, n: int) -> float:
+        bw, a, e = self._pick(n)
+        return coll.all_to_all_s(send_bytes, n, bw, a, e)
+
+    def p2p(self, nbytes: float) -> float:
+        return coll.p2p_s(nbytes, self.nic_bw, self.nic_alpha, self.nic_eta)
+
+
+@dataclass
+class Parts:
+    """Accumulated seconds per op family."""
+
+    gemm: float = 0.0
+    attention: float = 0.0
+    moe: float = 0.0
+    comm: float = 0.0
+
+
+@dataclass(frozen=True)
+class LayerClass:
+    kind: str  # "full" | "sliding" | "linear"
+    moe: bool
+
+
+def layer_classes(model: ModelSpec) -> list[tuple[LayerClass, int]]:
+    """Distinct (attention kind, MoE?) layer classes with their counts, in first-seen order."""
+    counts: dict[LayerClass, int] = {}
+    for i, kind in enumerate(model.layer_types):
+        c = LayerClass(kind, model.is_moe_layer(i))
+        counts[c] = counts.get(c, 0) + 1
+    return list(counts.items())
+
+
+def gemm_time(
+    m: float, k: float, n: float, wbytes: float, peak: float, hbm: float, eff: Efficiency,
+    eta_scale: float = 1.0,
+) -> float:
+    """Roofline time of an (m x k) @ (k x n) GEMM, seconds.
+
+    # compute: 2*m*k*n FLOPs at peak * gemm_eta * m/(m + m_half)  (small-M GEMMs under-fill tiles)
+    # memory: weights k*n*wbytes + activations (m*k + m*n)*2 B at hbm * mem_eta
+    """
+    if m <= 0:
+        return 0.0
+    eta_c = eff.gemm_eta * eta_scale * m / (m + eff.gemm_m_half)
+    flops = 2.0 * m * k * n
+    nbytes = k * n * wbytes + (m * k + m * n) * ACT
+    return max(flops / (peak * eta_c), nbytes / (hbm * eff.mem_eta))
+
+
+def add_layer(
+    parts: Parts, cls: LayerClass, count: int, model: ModelSpec, lay: Layout, eff: Efficiency,
+    hw: Hardware, links: Links, shape: BatchShape,
+) -> None:
+    """Add `count` layers of class `cls` for one step of `shape` to `parts` (seconds)."""
+    t_attn_tokens = shape.tokens / lay.dp  # tokens per DP-attention group
+    parts.gemm += count * _attn_proj(model, cls.kind, t_attn_tokens, lay, eff, hw)
+    parts.attention += count * _attn_core(model, cls.kind, shape, lay, eff, hw)
+    h = model.hidden_size
+    if cls.moe:
+        parts.moe += count * _moe_ffn(model, shape.tokens, lay, eff, hw)
+        parts.comm += count * _moe_comm(model, shape.tokens, lay, links)
+    else:
+        w = model.intermediate_size
+        parts.gemm += count * (
+            gemm_time(t_attn_tokens, h, 2 * w / lay.tp, hw.wb, hw.gemm_flops, hw.hbm, eff)
+            + gemm_time(t_attn_tokens, w / lay.tp, h, hw.wb, hw.gemm_flops, hw.hbm, eff)
+        )
+        parts.comm += count * links.all_reduce(t_attn_tokens * h * ACT, lay.tp)
+    parts.comm += count * links.all_reduce(t_attn_tokens * h * ACT, lay.tp)  # after attention
+
+
+def _attn_proj(model: ModelSpec, kind: str, tokens: float, lay: Layout, eff: Efficiency,
+               hw: Hardware) -> float:
+    """QKV + output projections of one layer as one weight stream, TP-split."""
+    params = model.attn_params(kind) / lay.tp
+    h = model.hidden_size
+    # treat as a GEMM of k = hidden, n = params / hidden (same FLOPs and weight bytes)
+    return gemm_time(tokens, h, params / h, hw.wb, hw.gemm_flops, hw.hbm, eff)
+
+
+def _attn_core(model: ModelSpec, kind: str, shape: BatchShape, lay: Layout, eff: Efficiency,
+               hw: Hardware) -> float:
+    """Attention scores and values: prefill FLOP-bound, decode KV-read-bound."""
+    heads = model.num_heads / lay.tp
+    pairs = shape.prefill_pairs / lay.dp / lay.cp
+    ctx = shape.decode_ctx / lay.dp / lay.cp
+    w = model.sliding_window
+    if kind == "sliding" and w:
+        pairs = min(pairs, shape.prefill_tokens / lay.dp * w)
+        ctx = min(ctx, shape.decode_seqs / lay.dp * w)
+    if kind == "linear":
+        return _linear_attn(model, shape, lay, eff, hw)
+    if model.mla is not None:
+        a = model.mla
+        # prefill: MHA over decompressed K/V: QK (qk_head_dim) + PV (v_head_dim) MACs per pair
+        pf = 2.0 * pairs * heads * (a.qk_head_dim + a.v_head_dim)
+        # decode (weight absorption, DeepSeek-V2 s2.1): scores over latent+rope, values over latent
+        df = 2.0 * ctx * heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
+        kv_bytes = ctx * (a.kv_lora_rank + a.qk_rope_head_dim) * hw.kvb  # latent replicated per rank
+    else:
+        hd = model.head_dim
+        pf = 4.0 * pairs * heads * hd  # QK^T and PV: 2 FLOPs per MAC, 2 matmuls
+        df = 4.0 * ctx * heads * hd
+        kv_heads = max(1.0, model.num_kv_heads / lay.tp)
+        kv_bytes = ctx * 2 * kv_heads * hd * hw.kvb
+    t_prefill = pf / (hw.attn_flops * eff.attn_eta) if pf else 0.0
+    t_decode = max(df / (hw.attn_flops * eff.attn_eta), kv_bytes / (hw.hbm * eff.attn_mem_eta))
+    return t_prefill + (t_decode if shape.decode_seqs else 0.0)
+
+
+def _linear_attn(model: ModelSpec, shape: BatchShape, lay: Layout, eff: Efficiency,
+                 hw: Hardware) -> float:
+    """Gated DeltaNet: per token ~4*Hv*dk*dv FLOPs (state update + readout); decode re-reads
+    and writes each sequence's fp32 state (Hv*dk*dv*4 B) once per step."""
+    la = model.linear_attn
+    if la is None:
+        return 0.0
+    hv = la.num_value_heads / lay.tp
+    per_tok = 4.0 * hv * la.key_head_dim * la.value_head_dim
+    flops = per_tok * shape.tokens / lay.dp
+    state = hv * la.key_head_dim * la.value_head_dim * 4.0
+    nbytes = 2.0 * state * (shape.decode_seqs + shape.prefill_seqs) / lay.dp
+    return max(flops / (hw.attn_flops * eff.attn_eta), nbytes / (hw.hbm * eff.mem_eta))
+
+
+def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: Hardware) -> float:
+    """Routed experts (only those touched) + shared experts for `tokens` tokens of the step.
+
+    # distinct experts touched by T tokens with top-k of E (uniform routing):
+    #   E * (1 - (1 - k/E)^T)
+    """
+    m = model.moe
+    assert m is not None
+    h, ie = model.hidden_size, m.expert_intermediate_size
+    e_local = m.num_experts / lay.ep
+    touched = e_local * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
+    assign = tokens * m.experts_per_token / lay.ep  # token-expert pairs on this GPU
+    m_per_expert = max(1.0, assign / max(touched, 1e-9))
+    eta_c = eff.gemm_eta * eff.moe_eta * m_per_expert / (m_per_expert + eff.gemm_m_half)
+    flops = 2.0 * assign * 3 * h * ie / lay.etp
+    nbytes = touched * 3 * h * ie * hw.mb / lay.etp + 2 * assign * h * ACT
+    routed = max(flops / (hw.moe_flops * eta_c), nbytes / (hw.hbm * eff.mem_eta))
+    shared = 0.0
+    if m.num_shared_experts:
+        ws = m.num_shared_experts * m.shared_intermediate_size / lay.tp
+        t_grp = tokens / lay.dp
+        shared = gemm_time(t_grp, h, 2 * ws, hw.wb, hw.gemm_flops, hw.hbm, eff) + gemm_time(
+            t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff)
+    return routed + shared
+
+
+def _moe_comm(model: ModelSpec, tokens: float, lay: Layout, links: Links) -> float:
+    """Collectives around a MoE layer (per layer, one step).
+
+    EP: dispatch + combine all-to-all; each GPU sends its T/(tp*dp) tokens' top-k copies,
+    (ep-1)/ep of them off-GPU (uniform routing). Without EP, DP attention needs an all-gather
+    of the group's tokens before and a reduce-scatter after; with pure TP the attention
+    all-reduce after the FFN covers it (counted by the caller as the dense-FFN all-reduce).
+    """
+    m = model.moe
+    assert m is not None
+    h = model.hidden_size
+    width = lay.tp * lay.dp * lay.cp
+    t = 0.0
+    if lay.ep > 1:
+        send = tokens / width * m.experts_per_token * h * ACT * (lay.ep - 1) / lay.ep
+        t += 2 * links.all_to_all(send, lay.ep)
+    if lay.etp > 1 and lay.dp > 1:
+        t += links.all_gather(tokens * h * ACT, width) * 2  # gather + reduce-scatter
+    elif lay.etp > 1 or lay.ep > 1:
+        t += links.all_reduce(tokens / lay.dp * h * ACT, lay.tp)
+    return t

@@ -1,0 +1,152 @@
+"""Reader for measured serving rows (AIConfigurator silicon format): one closed-loop benchmark each."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pdplan.errors import InputError
+from pdplan.parallel.layout import Layout
+
+__all__ = ["MeasuredRow", "quant_to_dtype", "read_measured"]
+
+REQUIRED = ("backend", "model_path", "system", "mode", "isl", "osl",
+            "silicon_ttft_ms", "silicon_tpot_ms")
+
+# gemm_quant_mode / moe_quant_mode values -> pdplan weight dtypes
+_QUANT = {
+    "": None,
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "float16": "fp16",
+    "fp8": "fp8",
+    "fp8_block": "fp8",
+    "fp8_blockwise": "fp8",
+    "w4afp8": "int4",
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+    "w4a16_mxfp4": "fp4",
+    "int4_wo": "int4",
+    "int8_wo": "int8",
+}
+
+
+def quant_to_dtype(q: str) -> str | None:
+    """Map a quant-mode string to a pdplan dtype (None = the model's default)."""
+    key = q.strip().lower()
+    if key not in _QUANT:
+        raise InputError(f"unknown quant mode {q!r}; known: {', '.join(k for k in _QUANT if k)}")
+    return _QUANT[key]
+
+
+@dataclass(frozen=True)
+class MeasuredRow:
+    """One measured benchmark: setup and the measured TTFT / TPOT (ms)."""
+
+    line: int
+    row_id: str
+    backend: str
+    version: str
+    model_path: str
+    system: str
+    mode: str  # "agg" | "disagg"
+    isl: int
+    osl: int
+    weight_dtype: str | None
+    moe_dtype: str | None
+    concurrency: int | None  # agg: batch_size = closed-loop clients
+    layout: Layout | None  # agg
+    prefill_layout: Layout | None
+    decode_layout: Layout | None
+    prefill_workers: int
+    decode_workers: int
+    prefill_batch: int | None
+    decode_batch: int | None
+    ttft_ms: float
+    tpot_ms: float
+
+
+def _int(row: dict[str, str], key: str, default: int | None = None) -> int | None:
+    v = (row.get(key) or "").strip()
+    if not v:
+        return default
+    f = float(v)
+    if not math.isfinite(f) or f < 0 or f != int(f):
+        raise ValueError(f"{key}={v!r} is not a non-negative integer")
+    return int(f)
+
+
+def _layout(row: dict[str, str], prefix: str) -> Layout | None:
+    tp = _int(row, prefix + "tp_size")
+    if not tp:
+        return None
+    dp = _int(row, prefix + "attention_dp_size") or 1
+    pp = _int(row, prefix + "pp_size") or 1
+    ep = _int(row, prefix + "moe_ep_size") or 1
+    etp = _int(row, prefix + "moe_tp_size") or 0
+    width = tp * dp
+    if etp * ep != width:  # 0 / blank / inconsistent: experts spread over the same GPUs
+        etp = width // ep if width % ep == 0 else None
+        if etp is None:
+            ep, etp = 1, width
+    return Layout(tp=tp, dp=dp, pp=pp, ep=ep, moe_tp=etp)
+
+
+def _parse(row: dict[str, str], line: int) -> MeasuredRow:
+    ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+    if not (math.isfinite(ttft) and math.isfinite(tpot)) or ttft <= 0 or tpot <= 0:
+        raise ValueError("silicon_ttft_ms and silicon_tpot_ms must be positive numbers")
+    mode = row["mode"].strip().lower()
+    if mode not in ("agg", "disagg"):
+        raise ValueError(f"mode {row['mode']!r} is not agg or disagg")
+    isl, osl = _int(row, "isl"), _int(row, "osl")
+    if not isl or not osl:
+        raise ValueError("isl and osl must be positive integers")
+    return MeasuredRow(
+        line=line,
+        row_id=row.get("id", "") or f"line{line}",
+        backend=row["backend"].strip().lower(),
+        version=(row.get("backend_version") or "").strip(),
+        model_path=row["model_path"].strip(),
+        system=row["system"].strip(),
+        mode=mode,
+        isl=isl,
+        osl=osl,
+        weight_dtype=quant_to_dtype(row.get("gemm_quant_mode") or ""),
+        moe_dtype=quant_to_dtype(row.get("moe_quant_mode") or ""),
+        concurrency=_int(row, "batch_size"),
+        layout=_layout(row, "") if mode == "agg" else None,
+        prefill_layout=_layout(row, "prefill_") if mode == "disagg" else None,
+        decode_layout=_layout(row, "decode_") if mode == "disagg" else None,
+        prefill_workers=_int(row, "prefill_num_workers", 1) or 1,
+        decode_workers=_int(row, "decode_num_workers", 1) or 1,
+        prefill_batch=_int(row, "prefill_batch_size"),
+        decode_batch=_int(row, "decode_batch_size"),
+        ttft_ms=ttft,
+        tpot_ms=tpot,
+    )
+
+
+def read_measured(path: str | Path) -> Iterator[MeasuredRow | tuple[int, str]]:
+    """Yield a MeasuredRow per data line, or (line, reason) for a row that cannot be read.
+
+    A missing file, a missing required column or an empty file raises InputError.
+    """
+    p = Path(path)
+    try:
+        fh = p.open(newline="", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", path=str(p)) from None
+    with fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"missing column(s): {', '.join(missing)}", path=str(p), line=1)
+        for i, row in enumerate(reader, start=2):
+            try:
+                yield _parse(row, i)
+            except (ValueError, KeyError, TypeError, InputError) as exc:
+                yield (i, str(exc))

@@ -1,0 +1,179 @@
+"""Per-GPU memory under a layout: weights, activation workspace, reserve, and the KV capacity left."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pdplan.catalog.gpu_spec import GPUSpec
+from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
+from pdplan.errors import DoesNotFitError
+from pdplan.parallel.layout import Layout
+
+__all__ = [
+    "GiB",
+    "MemoryPlan",
+    "kv_bytes_per_token_per_gpu",
+    "plan_memory",
+    "weight_bytes_per_gpu",
+]
+
+GiB = float(2**30)
+# Fixed runtime footprint per GPU outside weights/KV/activations: CUDA context, cuBLAS/NCCL
+# workspaces, CUDA-graph pools. ~1-2 GiB observed in vLLM startup logs ("non_torch_memory").
+RUNTIME_OVERHEAD_BYTES = 1.5 * GiB
+# Default fraction of HBM the engine may use: vLLM --gpu-memory-utilization 0.9 (vLLM docs),
+# SGLang --mem-fraction-static ~0.88; the rest is headroom.
+DEFAULT_MEM_FRACTION = 0.90
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Bytes per GPU (the most loaded pipeline stage) and the KV capacity of one instance."""
+
+    weights_bytes: float
+    activation_bytes: float
+    runtime_bytes: float
+    reserve_bytes: float
+    kv_bytes: float  # bytes per GPU left for the KV cache
+    hbm_bytes: float
+    kv_bytes_per_token: float  # per GPU (its KV shard of one token)
+    kv_capacity_tokens: int  # tokens of KV one instance holds (all DP groups together)
+    weight_dtype: str
+    kv_dtype: str
+
+    @property
+    def used_bytes(self) -> float:
+        return self.weights_bytes + self.activation_bytes + self.runtime_bytes + self.reserve_bytes
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {
+            "weights_gib": round(self.weights_bytes / GiB, 3),
+            "activation_gib": round(self.activation_bytes / GiB, 3),
+            "runtime_gib": round(self.runtime_bytes / GiB, 3),
+            "reserve_gib": round(self.reserve_bytes / GiB, 3),
+            "kv_gib": round(self.kv_bytes / GiB, 3),
+            "hbm_gib": round(self.hbm_bytes / GiB, 3),
+            "kv_bytes_per_token_per_gpu": self.kv_bytes_per_token,
+            "kv_capacity_tokens": self.kv_capacity_tokens,
+            "weight_dtype": self.weight_dtype,
+            "kv_dtype": self.kv_dtype,
+        }
+
+
+def _stage_layers(model: ModelSpec, pp: int) -> range:
+    """Layers of the largest (first) pipeline stage: ceil(L / pp) layers."""
+    return range(math.ceil(model.num_layers / pp))
+
+
+def weight_bytes_per_gpu(
+    model: ModelSpec, layout: Layout, weight_dtype: str | None = None, moe_dtype: str | None = None
+) -> float:
+    """Weight bytes on one GPU of the first pipeline stage (which also holds the embedding).
+
+    Attention and dense FFN split TP-ways (replicated across DP-attention groups); routed
+    experts split EP-ways by expert and moe_tp-ways inside an expert; shared experts TP-ways;
+    embedding and LM head vocab-parallel over TP, in BF16 (engines keep them unquantised).
+    """
+    wb = dtype_bytes(weight_dtype or model.weight_dtype)
+    mb = dtype_bytes(moe_dtype or weight_dtype or model.weight_dtype)
+    total = 0.0
+    stage = _stage_layers(model, layout.pp)
+    for i in stage:
+        total += model.attn_params(model.layer_types[i]) * wb / layout.tp
+        if model.is_moe_layer(i):
+            m = model.moe
+            assert m is not None
+            h = model.hidden_size
+            experts_local = math.ceil(m.num_experts / layout.ep)
+            total += experts_local * 3 * h * m.expert_intermediate_size * mb / layout.etp
+            total += m.num_shared_experts * 3 * h * m.shared_intermediate_size * wb / layout.tp
+            total += h * m.num_experts * 2.0  # router in BF16, replicated
+        else:
+            total += model.dense_ffn_params() * wb / layout.tp
+    emb = model.vocab_size * model.hidden_size * 2.0 / layout.tp  # BF16 embedding shard
+    total += emb if (model.tie_word_embeddings or layout.pp > 1) else 2 * emb
+    return total
+
+
+def kv_bytes_per_token_per_gpu(
+    model: ModelSpec, layout: Layout, kv_dtype: str = "bf16", context: int | None = None
+) -> float:
+    """KV bytes one token occupies on one GPU of a stage.
+
+    GQA: each TP rank holds max(1, n_kv/tp) KV heads (replicated when TP > n_kv).
+    MLA: the latent is not split by heads, so every TP rank holds the whole latent.
+    CP splits the sequence, so a token lives on one CP rank: divide by cp.
+    """
+    full = model.kv_bytes_per_token(kv_dtype, context=context)
+    stage_frac = math.ceil(model.num_layers / layout.pp) / model.num_layers
+    if model.mla is not None:
+        shard = 1.0
+    else:
+        shard = max(1.0, model.num_kv_heads / layout.tp) / model.num_kv_heads
+    return full * stage_frac * shard / layout.cp
+
+
+def _activation_bytes(model: ModelSpec, layout: Layout, chunk_tokens: int) -> float:
+    """Peak activation workspace for one step of `chunk_tokens` tokens, bytes (BF16).
+
+    Largest live tensors: the FFN up/gate output (2 * I / tp per token), the hidden states
+    (~4 h per token: residual, norm out, attention out, QKV), and the logits of the sampled
+    rows (vocab / tp per sequence, FP32; bounded by 256 rows here).
+    """
+    ffn = model.intermediate_size
+    if model.moe is not None:
+        m = model.moe
+        ffn = max(ffn, m.experts_per_token * m.expert_intermediate_size)
+    per_token = (4 * model.hidden_size + 2 * ffn / layout.tp) * 2.0
+    logits = min(chunk_tokens, 256) * model.vocab_size / layout.tp * 4.0
+    return chunk_tokens * per_token + logits
+
+
+def plan_memory(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: Layout,
+    weight_dtype: str | None = None,
+    kv_dtype: str = "bf16",
+    *,
+    moe_dtype: str | None = None,
+    mem_fraction: float = DEFAULT_MEM_FRACTION,
+    chunk_tokens: int = 8192,
+    context: int | None = None,
+    check: bool = True,
+) -> MemoryPlan:
+    """Memory per GPU; raises DoesNotFitError (with the shortfall) when weights do not fit."""
+    wdt = weight_dtype or model.weight_dtype
+    hbm = gpu.hbm_bytes
+    weights = weight_bytes_per_gpu(model, layout, wdt, moe_dtype)
+    act = _activation_bytes(model, layout, chunk_tokens)
+    reserve = (1.0 - mem_fraction) * hbm
+    used = weights + act + RUNTIME_OVERHEAD_BYTES + reserve
+    if check and used >= hbm:
+        raise DoesNotFitError(
+            f"does not fit: needs {used / GiB:.1f} GiB per GPU before any KV cache "
+            f"(weights {weights / GiB:.1f} + activations {act / GiB:.1f} + runtime "
+            f"{RUNTIME_OVERHEAD_BYTES / GiB:.1f} + reserve {reserve / GiB:.1f}), has "
+            f"{hbm / GiB:.0f} GiB on {gpu.name}: short by {(used - hbm) / GiB:.1f} GiB "
+            f"({layout}, {wdt.upper()} weights)",
+            need_bytes=used,
+            have_bytes=hbm,
+        )
+    kv_free = max(0.0, hbm - used)
+    per_tok = kv_bytes_per_token_per_gpu(model, layout, kv_dtype, context)
+    # each DP-attention group holds its own sequences' KV; CP ranks hold disjoint tokens
+    groups = layout.dp
+    cap = int(kv_free / per_tok) * groups if per_tok > 0 else 0
+    return MemoryPlan(
+        weights_bytes=weights,
+        activation_bytes=act,
+        runtime_bytes=RUNTIME_OVERHEAD_BYTES,
+        reserve_bytes=reserve,
+        kv_bytes=kv_free,
+        hbm_bytes=hbm,
+        kv_bytes_per_token=per_tok,
+        kv_capacity_tokens=cap,
+        weight_dtype=wdt,
+        kv_dtype=kv_dtype,
+    )

@@ -1,0 +1,194 @@
+"""Tests of the GPU catalog: numbers against gpus.csv, aliases, user YAML files, clusters."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from pdplan.catalog.gpus import get_gpu, list_gpus, load_gpu_file, make_cluster
+from pdplan.errors import ConfigError, InputError
+
+REPO = Path(__file__).resolve().parents[2]
+GPUS_CSV = REPO.parent / "shared" / "data" / "reference" / "gpus.csv"
+CALIB = REPO.parent / "shared" / "data" / "calibration" / "measured_serving.csv"
+
+CSV_TO_KEY = {
+    "A100-80GB-SXM": "a100-sxm",
+    "H100-SXM": "h100-sxm",
+    "H100-PCIe": "h100-pcie",
+    "H200-SXM": "h200-sxm",
+    "H20": "h20",
+    "B200-SXM": "b200-sxm",
+    "GB200 (per GPU, NVL72)": "gb200",
+    "B300-SXM": "b300-sxm",
+    "GB300 (per GPU, NVL72)": "gb300",
+    "L40S": "l40s",
+    "L4": "l4",
+    "MI300X": "mi300x",
+    "MI325X": "mi325x",
+    "MI355X": "mi355x",
+    "Gaudi3": "gaudi3",
+}
+# usable capacity from the csv notes (nvidia-smi MiB / 1024), instead of the marketing GB
+USABLE_GIB = {"gb200": 189471 / 1024, "b300-sxm": 275040 / 1024, "gb300": 284208 / 1024}
+USABLE_GIB["l40s"] = 46068 / 1024
+PCIE_CARDS = {"h100-pcie", "l40s", "l4"}  # csv domain 1; we use the 8-GPU node over PCIe
+
+
+def _num(s: str) -> float | None:
+    return float(s) if s.strip() else None
+
+
+def _csv_rows() -> list[dict[str, str]]:
+    if not GPUS_CSV.is_file():
+        pytest.skip(f"shared data not present at {GPUS_CSV}")
+    with GPUS_CSV.open(newline="") as f:
+        return [r for r in csv.DictReader(f) if r["gpu"] in CSV_TO_KEY]
+
+
+def test_required_gpus_present() -> None:
+    for key in ("a100-sxm", "h100-sxm", "h100-pcie", "h200-sxm", "h20", "b200-sxm", "gb200"):
+        assert key in list_gpus()
+    for key in ("b300-sxm", "gb300", "l40s", "l4", "mi300x", "mi325x", "mi355x"):
+        assert key in list_gpus()
+
+
+def test_numbers_match_gpus_csv() -> None:
+    rows = _csv_rows()
+    assert len(rows) == len(CSV_TO_KEY)
+    for r in rows:
+        g = get_gpu(CSV_TO_KEY[r["gpu"]])
+        assert g.bf16_tflops == float(r["bf16_dense_tflops"]), g.name
+        assert g.fp8_tflops == _num(r["fp8_dense_tflops"]), g.name
+        assert g.fp4_tflops == _num(r["fp4_dense_tflops"]), g.name
+        assert g.int8_tops == _num(r["int8_dense_tops"]), g.name
+        assert g.hbm_tbps == float(r["hbm_bw_tbps"]), g.name
+        gib = USABLE_GIB.get(g.name, float(r["hbm_capacity_gb"]))
+        assert g.hbm_gib == pytest.approx(gib, abs=0.01), g.name
+        if r["scaleup_bw_unidir_GBps"]:
+            assert g.scaleup_gbps == float(r["scaleup_bw_unidir_GBps"]), g.name
+        else:
+            assert "ASSUMED scale-up" in g.source, g.name
+        dom = g.gpus_per_node if g.name in PCIE_CARDS else int(r["scaleup_domain_gpus"])
+        assert (g.scaleup_domain, g.gpus_per_node) == (dom, int(r["gpus_per_node"])), g.name
+        if r["scaleout_nic_per_gpu_gbps"]:
+            assert g.nic_gbps == float(r["scaleout_nic_per_gpu_gbps"]), g.name
+        else:
+            assert "ASSUMED" in g.source and "nic" in g.source, g.name
+        assert g.source.startswith(r["sources"]), g.name
+
+
+def test_hbm_hand_values() -> None:
+    assert get_gpu("h100").hbm_gib == 80 and get_gpu("h200").hbm_gib == 141
+    assert get_gpu("b200").hbm_gib == 180
+    assert get_gpu("gb200").hbm_bytes == pytest.approx(189471 * 2**20, rel=1e-4)
+    # 4.8 TB/s = 4.8e12 B/s; 800 Gb/s NIC = 100e9 B/s
+    assert get_gpu("h200").hbm_bytes_per_s == 4.8e12
+    assert get_gpu("b200").nic_bytes_per_s == 100e9
+
+
+@pytest.mark.parametrize(
+    ("alias", "key"),
+    [
+        ("h100_sxm", "h100-sxm"),
+        ("b200_sxm", "b200-sxm"),
+        ("b300_sxm", "b300-sxm"),
+        ("GB200", "gb200"),
+        ("gb300", "gb300"),
+        ("H100", "h100-sxm"),
+        ("h100-80gb", "h100-sxm"),
+        ("H200-SXM", "h200-sxm"),
+        ("h200", "h200-sxm"),
+        ("B200 SXM", "b200-sxm"),
+        ("MI355X", "mi355x"),
+    ],
+)
+def test_aliases(alias: str, key: str) -> None:
+    assert get_gpu(alias).name == key
+
+
+def test_calibration_systems_resolve() -> None:
+    if not CALIB.is_file():
+        pytest.skip("calibration csv not present")
+    with CALIB.open(newline="") as f:
+        systems = {r["system"] for r in csv.DictReader(f)}
+    assert systems
+    for s in systems:
+        get_gpu(s)
+
+
+def test_unknown_gpu_names_close_matches() -> None:
+    with pytest.raises(ConfigError, match=r"unknown GPU 'h10'; did you mean h100"):
+        get_gpu("h10")
+
+
+def test_gb200_nvl72_domain() -> None:
+    g = get_gpu("gb200")
+    assert (g.scaleup_domain, g.gpus_per_node) == (72, 4)
+
+
+def test_user_file_mapping_with_base(tmp_path: Path) -> None:
+    f = tmp_path / "gpus.yaml"
+    f.write_text("my-h100:\n  base: h100-sxm\n  nic_gbps: 200\n  aliases: [lab_h100]\n")
+    extra = load_gpu_file(f)
+    g = get_gpu("LAB_H100", extra=extra)
+    assert g.name == "my-h100" and g.nic_gbps == 200 and g.bf16_tflops == 989
+    assert "base h100-sxm" in g.source
+    assert get_gpu("h100", extra=extra).nic_gbps == 400  # built-ins untouched
+
+
+def test_user_file_list_full_entry_and_override_builtin(tmp_path: Path) -> None:
+    f = tmp_path / "gpus.yaml"
+    f.write_text(
+        "- name: toy\n  bf16_tflops: 100\n  hbm_gib: 16\n  hbm_tbps: 1\n  scaleup_gbps: 50\n"
+        "  scaleup_domain: 4\n  gpus_per_node: 4\n  nic_gbps: 100\n"
+        "- name: h100-sxm\n  base: h100-sxm\n  hbm_tbps: 3.0\n"
+        "- name: toy2\n  base: toy\n  hbm_gib: 32\n"
+    )
+    extra = load_gpu_file(f)
+    assert get_gpu("toy", extra).fp8_tflops is None and get_gpu("toy", extra).vendor == "custom"
+    assert get_gpu("h100", extra).hbm_tbps == 3.0  # user dict consulted first, by alias too
+    assert get_gpu("toy2", extra).hbm_gib == 32 and get_gpu("toy2", extra).bf16_tflops == 100
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("g1:\n  base: h100\n  hbm_gb: 80\n", r"GPU 'g1': unknown field hbm_gb"),
+        ("g1:\n  base: h100\n  hbm_tbps: fast\n", r"GPU 'g1': field 'hbm_tbps' must be a number"),
+        ("g1:\n  base: h100\n  gpus_per_node: 2.5\n", r"'gpus_per_node' must be a whole number"),
+        ("g1:\n  bf16_tflops: 10\n", r"GPU 'g1': missing hbm_gib, hbm_tbps"),
+        ("g1:\n  base: nosuch\n", r"GPU 'g1': base: unknown GPU 'nosuch'"),
+        ("- bf16_tflops: 1\n", r"entry #1 needs a name"),
+        ("42\n", r"expected a list of GPUs"),
+    ],
+)
+def test_user_file_errors_name_file_gpu_field(tmp_path: Path, text: str, match: str) -> None:
+    f = tmp_path / "gpus.yaml"
+    f.write_text(text)
+    with pytest.raises(InputError, match=match) as e:
+        load_gpu_file(f)
+    assert str(e.value).startswith(str(f))
+
+
+def test_user_file_unreadable_or_bad_yaml(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read GPU file"):
+        load_gpu_file(tmp_path / "missing.yaml")
+    f = tmp_path / "bad.yaml"
+    f.write_text("a: [1,\nb: 2\n")
+    with pytest.raises(InputError, match="not valid YAML") as e:
+        load_gpu_file(f)
+    assert e.value.line is not None
+
+
+def test_make_cluster() -> None:
+    c = make_cluster("gb200", nodes=18)
+    assert (c.total_gpus, c.domain, c.node_size) == (72, 72, 4)
+    c = make_cluster("h100", nodes=2, nic_gbps=200)
+    assert c.total_gpus == 16 and c.nic_bytes_per_s == 25e9  # 200 Gb/s / 8
+    with pytest.raises(ConfigError, match="nodes must be a whole number"):
+        make_cluster("h100", nodes=0)
+    with pytest.raises(ConfigError, match="nic_gbps"):
+        make_cluster("h100", nic_gbps=-1)
