@@ -20,6 +20,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+@app.callback()
+def _root() -> None:
+    """Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio."""
+
+
 # Each module defines register(app). Order = order in `pdplan --help`.
 _COMMAND_MODULES = (
     "ratio",

@@ -98,7 +98,8 @@ class Layout:
             m = re.fullmatch(r"([a-z]+)=?(\d+)", tok)
             if not m or m.group(1) not in _KEYS:
                 raise ConfigError(
-                    f"cannot read layout part {tok!r} in {text!r}; use tpN, dpN, ppN, epN, etpN, cpN, sp"
+                    f"cannot read layout part {tok!r} in {text!r}; "
+                    "use tpN, dpN, ppN, epN, etpN, cpN, sp"
                 )
             kw[_KEYS[m.group(1)]] = int(m.group(2))
         return cls(**kw)  # type: ignore[arg-type]

@@ -35,7 +35,8 @@ class Efficiency:
     nic_alpha_s: float = 2e-5
     prefill_chunk: int = 8192
     chunked: bool = True
-    bench_rounds: float = 10
+    bench_rounds: float = 2.0
+    ttft_overhead_s: float = 0.03
 
     def with_(self, **kw: Any) -> Efficiency:
         known = {f.name for f in fields(self)}

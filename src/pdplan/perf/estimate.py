@@ -90,7 +90,8 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     ) / steps
     avg = t_dec + f * (t_mix - t_dec)
     wait_steps = n_steps - (osl - 1) - steps
-    ttft = steps * t_mix + wait_steps * avg
+    # + half an iteration: a returning cohort lands mid-iteration and waits for the next one
+    ttft = steps * t_mix + wait_steps * avg + 0.5 * avg
     # first round: all clients arrive at once; cohort j gets its first token after (j+1)*steps
     # mixed iterations (decodes of earlier cohorts ride along): mean (n_cohorts+1)/2 cohorts
     first = (n_cohorts + 1) / 2.0 * steps * t_mix
@@ -147,7 +148,7 @@ def estimate_agg(
     # a benchmark of `rounds` x C requests starts with all C at once: its mean TTFT mixes one
     # start-up round with rounds - 1 steady ones
     r = max(1.0, rounds if rounds is not None else cm.eff.bench_rounds)
-    ttft = (first + (r - 1.0) * ttft) / r
+    ttft = (first + (r - 1.0) * ttft) / r + cm.eff.ttft_overhead_s
     ttft += _slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
     e2e = ttft + (osl - 1) * tpot
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
@@ -172,23 +173,37 @@ def estimate_disagg(
     n_decode: int = 1,
     kv_transfer_s: float = 0.0,
     decode_kv_capacity_tokens: int | None = None,
+    rounds: float | None = None,
 ) -> Estimate:
-    """Steady state of n_prefill prefill and n_decode decode instances under C clients."""
+    """Steady state of n_prefill prefill and n_decode decode instances under C clients.
+
+    Prefill instances batch waiting prompts up to their token budget. In the start-up round
+    all C prompts queue at once (C / n_prefill per instance, mean wait half the backlog); in
+    steady state arrivals are spread by the decode pool, so the prefill queue is M/D/1-like
+    with utilisation u = X * p / n_prefill. TTFT adds the KV transfer and the first decode step
+    (a PD proxy streams the first token from the decode side).
+    """
     ctx = isl + osl / 2.0
     p1 = prefill.prefill_time(isl, 1)
+    budget = max(1, int(prefill.eff.prefill_chunk))
+    per_batch = max(1, budget // isl) if isl < budget else 1
+    per_prefill = math.ceil(concurrency / max(1, n_prefill))
+    first = prefill.prefill_time(isl, per_prefill) * (per_prefill + 1) / (2.0 * per_prefill)
+    p_batch = prefill.prefill_time(isl, min(per_batch, per_prefill)) / min(per_batch, per_prefill)
     per_dec = concurrency / max(1, n_decode)
+    slots = per_dec
     if decode_kv_capacity_tokens is not None:
-        per_dec = min(per_dec, max(1, decode_kv_capacity_tokens // max(1, isl + osl)))
-    ttft, tpot, util, b = p1, decode.decode_step(max(1, math.ceil(per_dec)), ctx), 0.0, per_dec
-    for _ in range(60):
-        e2e = ttft + (osl - 1) * tpot
+        slots = min(per_dec, max(1, decode_kv_capacity_tokens // max(1, isl + osl)))
+    t_dec = decode.decode_step(max(1, math.ceil(slots)), ctx)
+    ttft, util = p1 + kv_transfer_s + t_dec, 0.0
+    for _ in range(40):
+        e2e = ttft + (osl - 1) * t_dec + _slot_wait(math.ceil(per_dec), math.ceil(slots), 0.0)
         x = concurrency / e2e
-        b = max(1.0, min(per_dec, x / n_decode * (osl - 1) * tpot))
-        t_dec = decode.decode_step(max(1, round(b)), ctx)
-        # prefill pool: batches the prompts that arrived during the previous batch (M/D/1-like)
-        util = min(MAX_UTIL, x * p1 / max(1, n_prefill))
+        util = min(MAX_UTIL, x * p_batch / max(1, n_prefill))
         wait = util * p1 / (2.0 * (1.0 - util))
-        new_ttft = wait + p1 + kv_transfer_s + t_dec
-        ttft, tpot = 0.5 * ttft + 0.5 * new_ttft, 0.5 * tpot + 0.5 * t_dec
-    e2e = ttft + (osl - 1) * tpot
-    return Estimate(ttft, tpot, e2e, concurrency / e2e, b, util, False, "disagg")
+        ttft = 0.5 * ttft + 0.5 * (wait + p1 + kv_transfer_s + t_dec)
+    r = max(1.0, rounds if rounds is not None else prefill.eff.bench_rounds)
+    ttft = (first + kv_transfer_s + t_dec + (r - 1.0) * ttft) / r + prefill.eff.ttft_overhead_s
+    ttft += _slot_wait(math.ceil(per_dec), math.ceil(slots), ttft + (osl - 1) * t_dec)
+    e2e = ttft + (osl - 1) * t_dec
+    return Estimate(ttft, t_dec, e2e, concurrency / e2e, slots, util, slots < per_dec, "disagg")

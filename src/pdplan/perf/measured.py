@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,7 @@ class MeasuredRow:
     osl: int
     weight_dtype: str | None
     moe_dtype: str | None
-    concurrency: int | None  # agg: batch_size = closed-loop clients
+    concurrency: int | None  # closed-loop clients (silicon_concurrency, else batch_size)
     layout: Layout | None  # agg
     prefill_layout: Layout | None
     decode_layout: Layout | None
@@ -95,6 +96,19 @@ def _layout(row: dict[str, str], prefix: str) -> Layout | None:
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep, moe_tp=etp)
 
 
+def _concurrency(row: dict[str, str]) -> int | None:
+    """Clients of the closed loop: `silicon_concurrency=N` in the source note is what the
+    benchmark ran (for 184 agg rows it differs from batch_size, the engine's batch setting);
+    else batch_size (agg) or decode_batch_size x decode_num_workers (disagg)."""
+    m = re.search(r"silicon_concurrency=(\d+)", row.get("silicon_data_source") or "")
+    if m:
+        return int(m.group(1))
+    if (row.get("mode") or "").strip() == "agg":
+        return _int(row, "batch_size")
+    db = _int(row, "decode_batch_size")
+    return db * (_int(row, "decode_num_workers", 1) or 1) if db else None
+
+
 def _parse(row: dict[str, str], line: int) -> MeasuredRow:
     ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
     if not (math.isfinite(ttft) and math.isfinite(tpot)) or ttft <= 0 or tpot <= 0:
@@ -117,7 +131,7 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
         osl=osl,
         weight_dtype=quant_to_dtype(row.get("gemm_quant_mode") or ""),
         moe_dtype=quant_to_dtype(row.get("moe_quant_mode") or ""),
-        concurrency=_int(row, "batch_size"),
+        concurrency=_concurrency(row),
         layout=_layout(row, "") if mode == "agg" else None,
         prefill_layout=_layout(row, "prefill_") if mode == "disagg" else None,
         decode_layout=_layout(row, "decode_") if mode == "disagg" else None,

@@ -1,0 +1,133 @@
+"""Fit the cost model's efficiency factors per engine on measured serving rows (dev tool).
+
+Usage: python benchmarks/fit_efficiency.py [--engine vllm] [--cv] [--maxiter 400]
+Reads ../shared/data/calibration/measured_serving.csv (aggregated rows), fits the physical
+parameters of perf/data/efficiency.yaml within their stated bounds by minimising the mean
+clipped |log(predicted / measured)| of TTFT and TPOT (Powell), and prints the values plus
+leave-one-model-out errors (--cv). Needs scipy (pip install scipy); the product does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from pdplan.catalog import get_gpu, get_model
+from pdplan.perf.costmodel import CostModel
+from pdplan.perf.efficiency import get_efficiency
+from pdplan.perf.estimate import estimate_agg
+from pdplan.perf.measured import MeasuredRow, read_measured
+from pdplan.perf.memory import plan_memory
+from pdplan.plan.accuracy import kv_dtype_for
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "calibration"
+# name: (low, high, log-scale?) -- the physical bounds documented in efficiency.yaml
+BOUNDS = {
+    "gemm_eta": (0.4, 0.95, False),
+    "gemm_m_half": (4.0, 512.0, True),
+    "mem_eta": (0.5, 0.95, False),
+    "attn_eta": (0.2, 0.85, False),
+    "attn_mem_eta": (0.3, 0.95, False),
+    "moe_eta": (0.3, 1.0, False),
+    "kernel_s": (1e-7, 2e-5, True),
+    "step_s": (1e-5, 2e-2, True),
+    "coll_alpha_s": (1e-6, 5e-5, True),
+    "coll_eta": (0.3, 1.0, False),
+    "ttft_overhead_s": (1e-3, 0.3, True),
+    "bench_rounds": (1.0, 20.0, True),
+}
+NAMES = list(BOUNDS)
+
+
+def to_params(x: np.ndarray) -> dict[str, float]:
+    out = {}
+    for v, n in zip(x, NAMES, strict=True):
+        lo, hi, log = BOUNDS[n]
+        s = 1 / (1 + math.exp(-float(v)))
+        out[n] = math.exp(math.log(lo) + s * (math.log(hi) - math.log(lo))) if log else lo + s * (hi - lo)
+    return out
+
+
+def from_params(p: dict[str, float]) -> np.ndarray:
+    x = []
+    for n in NAMES:
+        lo, hi, log = BOUNDS[n]
+        v = min(max(getattr(p, n) if not isinstance(p, dict) else p[n], lo * 1.0001), hi * 0.9999)
+        s = (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo)) if log else (v - lo) / (hi - lo)
+        x.append(math.log(s / (1 - s)))
+    return np.array(x)
+
+
+def load_rows(engine: str) -> list[tuple[MeasuredRow, object, object]]:
+    rows = []
+    for r in read_measured(DATA / "measured_serving.csv"):
+        if isinstance(r, tuple) or r.mode != "agg" or r.backend != engine:
+            continue
+        rows.append((r, get_model(r.model_path), get_gpu(r.system)))
+    return rows
+
+
+def predict(rows, eff) -> np.ndarray:  # type: ignore[no-untyped-def]
+    out = np.empty((len(rows), 2))
+    for i, (r, m, g) in enumerate(rows):
+        kvd = kv_dtype_for(r)
+        try:
+            cm = CostModel(m, g, r.layout, r.backend, r.weight_dtype, kvd, moe_dtype=r.moe_dtype, eff=eff)
+            mem = plan_memory(m, g, r.layout, r.weight_dtype, kvd, moe_dtype=r.moe_dtype,
+                              context=r.isl + r.osl)
+            e = estimate_agg(cm, r.isl, r.osl, r.concurrency, kv_capacity_tokens=mem.kv_capacity_tokens)
+            out[i] = (e.ttft_s * 1e3 / r.ttft_ms, e.tpot_s * 1e3 / r.tpot_ms)
+        except Exception:
+            out[i] = (np.nan, np.nan)
+    return out
+
+
+def loss(x, rows, base) -> float:  # type: ignore[no-untyped-def]
+    eff = replace(base, **to_params(x))
+    ratio = predict(rows, eff)
+    err = np.abs(np.log(np.where(np.isfinite(ratio), ratio, 10.0)))
+    return float(np.mean(np.minimum(err, 1.5)))
+
+
+def report(rows, eff, label: str) -> None:  # type: ignore[no-untyped-def]
+    ratio = predict(rows, eff)
+    ape = np.abs(ratio - 1) * 100
+    print(f"{label}: n={len(rows)} TTFT median APE {np.nanmedian(ape[:, 0]):.1f}% "
+          f"TPOT median APE {np.nanmedian(ape[:, 1]):.1f}%")
+
+
+def main() -> int:
+    from scipy.optimize import minimize
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--engine", default="vllm")
+    ap.add_argument("--maxiter", type=int, default=3)
+    ap.add_argument("--cv", action="store_true")
+    a = ap.parse_args()
+    rows = load_rows(a.engine)
+    base = get_efficiency(a.engine)
+    report(rows, base, "current")
+    res = minimize(loss, from_params(base), args=(rows, base), method="Powell",
+                   options={"maxiter": a.maxiter, "xtol": 1e-2, "ftol": 1e-3})
+    fitted = to_params(res.x)
+    report(rows, replace(base, **fitted), "fitted")
+    for k, v in fitted.items():
+        print(f"    {k}: {v:.4g}")
+    if a.cv:
+        models = sorted({r.model_path for r, _, _ in rows})
+        for mp in models:
+            train = [t for t in rows if t[0].model_path != mp]
+            test = [t for t in rows if t[0].model_path == mp]
+            rcv = minimize(loss, res.x, args=(train, base), method="Powell",
+                           options={"maxiter": 1, "xtol": 1e-2, "ftol": 1e-3})
+            report(test, replace(base, **to_params(rcv.x)), f"  held out {mp}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""`pdplan accuracy`: predict measured serving rows and report the cost model's errors."""
+
+from __future__ import annotations
+
+import typer
+
+from pdplan.cli._common import emit
+
+__all__ = ["register"]
+
+
+def accuracy_cmd(
+    measured: str = typer.Option(..., "--measured", help="CSV in measured_serving.csv format"),
+    mode: str | None = typer.Option(None, help="only agg or only disagg rows"),
+    simulate: bool = typer.Option(False, "--simulate", help="predict by simulating each setup"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Median and p90 absolute percentage error of TTFT and TPOT, grouped by system/model/engine."""
+    from rich.table import Table
+
+    from pdplan.plan.accuracy import run_accuracy, simulate_row
+
+    kw = {"predictor": simulate_row} if simulate else {}
+    rep = run_accuracy(measured, mode=mode, **kw)
+    rep["method"] = "simulate" if simulate else "estimate"
+
+    def render(con) -> None:  # type: ignore[no-untyped-def]
+        for m in ("agg", "disagg"):
+            if m not in rep:
+                continue
+            t = Table(title=f"{m} rows: absolute % error ({rep['method']})")
+            for c in ("group", "rows", "TTFT median", "TTFT p90", "TPOT median", "TPOT p90"):
+                t.add_column(c, justify="right" if c != "group" else "left")
+            sec = rep[m]
+            groups = [("all", sec["overall"])]
+            for k in ("by_system", "by_backend", "by_model"):
+                groups += list(sec[k].items())
+            for name, s in groups:
+                a, b = s["ttft_ape"], s["tpot_ape"]
+                t.add_row(name, str(a["n"]), f"{a['median']:.1f}", f"{a['p90']:.1f}",
+                          f"{b['median']:.1f}", f"{b['p90']:.1f}")
+            con.print(t)
+        con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
+        for s in rep["skipped_reasons"]:
+            con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
+
+    emit(rep, as_json, render)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("accuracy")(accuracy_cmd)

@@ -1,0 +1,83 @@
+"""`pdplan kv`: bytes and time of moving one prompt's KV cache from prefill to decode (seed s5)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from pdplan.cli._common import emit, kv_table
+
+__all__ = ["register"]
+
+
+def _layout(text: str | None) -> Any:
+    from pdplan.parallel.layout import Layout
+
+    return Layout.parse(text) if text else None
+
+
+def kv_cmd(
+    model: str = typer.Option("llama-3.1-70b", "--model", "-m", help="model name or config.json"),
+    tokens: int = typer.Option(4000, "--tokens", "-n", help="prompt tokens to transfer"),
+    kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype (bf16, fp8, ...)"),
+    transit_dtype: str | None = typer.Option(None, "--transit-dtype", help="quantise in transit"),
+    path: str = typer.Option("nic", "--path", help="nic | nvlink | pcie"),
+    gpu: str | None = typer.Option(None, "--gpu", "-g", help="GPU whose link rates to use"),
+    link_gbps: float | None = typer.Option(None, "--link-gbps", help="link line rate, Gb/s"),
+    efficiency: float | None = typer.Option(None, "--efficiency", help="share of line rate"),
+    prefill_layout: str | None = typer.Option(None, "--prefill-layout", help="e.g. tp4"),
+    decode_layout: str | None = typer.Option(None, "--decode-layout", help="e.g. tp8"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """KV bytes per token / per layer / per GPU shard and the transfer time over one path."""
+    from pdplan.catalog.models import get_model
+    from pdplan.perf.kv_transfer import kv_transfer, seed_kv_example
+
+    spec = get_model(model)
+    gspec = None
+    if gpu:
+        from pdplan.catalog.gpus import get_gpu
+
+        gspec = get_gpu(gpu)
+    kv = kv_transfer(
+        spec, tokens, kv_dtype=kv_dtype, transit_dtype=transit_dtype, path=path, gpu=gspec,
+        link_gbps=link_gbps, efficiency=efficiency, prefill_layout=_layout(prefill_layout),
+        decode_layout=_layout(decode_layout),
+    )  # fmt: skip
+    seed = seed_kv_example(spec) if spec.name == "llama-3.1-70b" else None
+    data: dict[str, Any] = {"bytes": round(kv.total_bytes), "time_ms": kv.time_ms, **asdict(kv)}
+    if seed is not None:
+        data["seed"] = {"claimed_bytes": seed.seed_bytes, "claimed_ms": seed.seed_ms,
+                        "bytes": seed.bytes, "ms": seed.ms, "factor": seed.factor}  # fmt: skip
+    emit(data, as_json, lambda c: _render(c, kv, seed))
+
+
+def _render(c: Console, kv: Any, seed: Any) -> None:
+    rows = [
+        ("model", f"{kv.model} ({kv.tokens} tokens, KV {kv.kv_dtype}, sent as {kv.transit_dtype})"),
+        ("KV per token", f"{kv.bytes_per_token:,.0f} B ({kv.bytes_per_token_layer:,.0f} B per "
+                         "full-attention layer)"),
+        ("KV of the prompt", f"{kv.total_bytes:,.0f} B = {kv.total_bytes / 1e9:.2f} GB"),
+        ("links", f"{kv.senders} sender(s) -> {kv.receivers} receiver(s), "
+                  f"{kv.shard_bytes / 1e6:,.1f} MB per sender"),
+        ("path", f"{kv.path} {kv.link_gbps:g} Gb/s x {kv.efficiency:g} efficiency "
+                 f"+ {kv.latency_s * 1e6:.0f} us"),
+        ("transfer time", f"{kv.time_ms:.1f} ms"),
+    ]  # fmt: skip
+    c.print(kv_table("KV transfer", rows))
+    for n in kv.notes:
+        c.print(f"note: {n}", markup=False)
+    if seed is not None:
+        c.print(
+            f"seed s5 says ~{seed.seed_bytes / 1e6:.0f} MB / ~{seed.seed_ms:.0f} ms over "
+            f"200 Gb/s; the real shape gives {seed.bytes:,.0f} B "
+            f"({seed.factor:.1f}x) and {seed.ms:.1f} ms at line rate"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `pdplan kv` to the app."""
+    app.command("kv", help="KV-cache transfer size and time (seed s5 and its correction).")(kv_cmd)

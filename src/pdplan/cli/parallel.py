@@ -1,0 +1,233 @@
+"""`pdplan parallel`: valid layouts for N GPUs, memory and speed, a comm table, the seed rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pdplan.cli._common import emit
+
+__all__ = ["register"]
+
+GiB = float(2**30)
+
+
+def _perf_row(spec: Any, gpu: Any, lay: Any, context: int, batch: int) -> dict[str, Any]:
+    """Memory and speed of one layout from the lead's cost model (empty when not importable)."""
+    try:
+        from pdplan.perf.costmodel import CostModel
+        from pdplan.perf.memory import plan_memory
+    except ImportError:
+        return {}
+    mp = plan_memory(spec, gpu, lay, check=False)
+    short = (mp.used_bytes - mp.hbm_bytes) / GiB
+    row: dict[str, Any] = {
+        "fits": short < 0,
+        "shortfall_gib": round(max(short, 0.0), 2),
+        "weights_gib": round(mp.weights_bytes / GiB, 2),
+        "kv_capacity_tokens": mp.kv_capacity_tokens,
+    }
+    b = min(batch, mp.kv_capacity_tokens // max(context, 1))
+    if short >= 0 or b < 1:
+        row["fits"] = False
+        return row
+    cm = CostModel(spec, gpu, lay)
+    step = cm.decode_step(b, context)
+    row.update(
+        decode_batch=b,
+        decode_step_ms=step * 1e3,
+        decode_tps_per_gpu=b / step / lay.gpus,
+        prefill_tps_per_gpu=cm.prefill_tps_per_gpu(context),
+    )
+    return row
+
+
+def _comm(spec: Any, lay: Any, tokens: int, microbatches: int) -> dict[str, Any]:
+    from pdplan.parallel import comm_table, comm_totals, pp_bubble
+
+    ops = comm_table(spec, lay, tokens)
+    return {
+        "layout": str(lay),
+        "tokens": tokens,
+        "ops": [
+            {
+                "name": o.name,
+                "collective": o.collective,
+                "where": o.where,
+                "group_size": o.group_size,
+                "count": o.count,
+                "scope": o.scope,
+                "layers": o.layers,
+                "bytes_per_call": o.bytes_per_call,
+                "bytes_per_step": o.bytes_per_step,
+            }
+            for o in ops
+        ],
+        "totals": comm_totals(ops, tokens, spec.num_layers),
+        "microbatches": microbatches,
+        "pp_bubble": pp_bubble(lay.pp, microbatches),
+    }
+
+
+_LAYOUT_COLS = ("layout", "GPUs", "weights GiB/GPU", "KV tokens", "decode batch", "step ms",
+                "decode tok/s/GPU", "prefill tok/s/GPU", "warnings")  # fmt: skip
+
+
+def _perf_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
+    """Decode batch, step ms, decode and prefill tok/s per GPU; or why there are none."""
+    if "decode_batch" in r:
+        return (f"{r['decode_batch']}", f"{r['decode_step_ms']:.1f}",
+                f"{r['decode_tps_per_gpu']:,.0f}", f"{r['prefill_tps_per_gpu']:,.0f}")  # fmt: skip
+    why = "-"
+    if r.get("fits") is False:
+        short = r["shortfall_gib"]
+        why = f"short {short:.1f} GiB" if short > 0 else "no KV room"
+    return why, "-", "-", "-"
+
+
+def _layouts_table(rows: list[dict[str, Any]]) -> Table:
+    t = Table(title="valid layouts")
+    for col in _LAYOUT_COLS:
+        t.add_column(col, justify="left" if col in ("layout", "warnings") else "right")
+    for r in rows:
+        kv = f"{r['kv_capacity_tokens']:,}" if "kv_capacity_tokens" in r else "-"
+        warn = "; ".join(w.split(":")[0] for w in r["warnings"])
+        t.add_row(r["layout"], str(r["gpus"]), str(r.get("weights_gib", "-")), kv,
+                  *_perf_cells(r), warn)  # fmt: skip
+    return t
+
+
+def _comm_table(c: dict[str, Any]) -> Table:
+    t = Table(
+        title=f"communication of {c['layout']} per step of {c['tokens']} tokens "
+        f"(bytes per GPU message)"
+    )
+    for col in ("op", "collective", "strategy", "group", "calls", "bytes/call", "bytes/step"):
+        t.add_column(
+            col, justify="right" if col in ("group", "calls") or "bytes" in col else "left"
+        )
+    for o in c["ops"]:
+        calls = (
+            f"{o['count']}/layer x {o['layers']}"
+            if o["scope"] == "layer"
+            else f"{o['count']}/micro-batch"
+        )
+        t.add_row(
+            o["name"],
+            o["collective"],
+            o["where"],
+            str(o["group_size"]),
+            calls,
+            f"{o['bytes_per_call']:,.0f}",
+            f"{o['bytes_per_step']:,.0f}",
+        )
+    return t
+
+
+def _render(data: dict[str, Any]) -> Any:
+    def render(con: Console) -> None:
+        con.print(_layouts_table(data["layouts"]))
+        c = data["comm"]
+        con.print(_comm_table(c))
+        tot = c["totals"]
+        con.print(
+            f"total {tot['bytes_per_step']:,.0f} B per step = "
+            f"{tot['bytes_per_token_layer']:,.0f} B per token per layer; PP bubble "
+            f"{c['pp_bubble']:.1%} at {c['microbatches']} micro-batches "
+            f"((p-1)/(m+p-1))"
+        )
+        for n in data["comm_notes"]:
+            con.print(f"note: {n}", markup=False)
+        con.print(data["seed_rule"]["reason"], markup=False)
+        con.print(data["verdict"], markup=False)
+
+    return render
+
+
+def _verdict(rows: list[dict[str, Any]], seed: str, at: str) -> tuple[str | None, str]:
+    """Best = highest decode tok/s per GPU among fitting layouts whose TP stays in a node."""
+    scored = [r for r in rows if "decode_tps_per_gpu" in r and not r["tp_crosses_nodes"]]
+    if not scored:
+        return None, "cost model unavailable or no layout fits: no comparison with the seed rule"
+    best = max(scored, key=lambda r: r["decode_tps_per_gpu"])
+    b = best["layout"]
+    if b == seed:
+        return b, f"the cost model agrees: {b} has the highest decode tok/s per GPU {at}"
+    seed_row = next((r for r in rows if r["layout"] == seed), None)
+    if seed_row is None or "decode_tps_per_gpu" not in seed_row:
+        gain = " (the seed pick does not fit in memory)"
+    else:
+        gain = (
+            f" ({best['decode_tps_per_gpu'] / seed_row['decode_tps_per_gpu']:.2f}x the seed "
+            f"pick's decode tok/s per GPU"
+        )
+        gain += "; the seed pick's TP crosses nodes)" if seed_row["tp_crosses_nodes"] else ")"
+    return b, f"the cost model disagrees: {b} is best {at}{gain}"
+
+
+def _layout_row(spec: Any, g: Any, lay: Any, context: int, batch: int) -> dict[str, Any]:
+    from pdplan.parallel import check_layout
+
+    chk = check_layout(spec, lay, context_len=context, scaleup_domain=g.scaleup_domain,
+                       gpus_per_node=g.gpus_per_node)  # fmt: skip
+    return {"layout": str(lay), "gpus": lay.gpus, "warnings": list(chk.warnings),
+            "tp_crosses_nodes": lay.tp > g.scaleup_domain, "notes": list(chk.notes),
+            **_perf_row(spec, g, lay, context, batch)}  # fmt: skip
+
+
+def parallel_cmd(
+    model: str = typer.Option(..., "--model", "-m", help="model name or config.json"),
+    gpu: str = typer.Option(..., "--gpu", "-g", help="GPU name"),
+    gpus: int | None = typer.Option(None, "--gpus", "-n", help="GPUs per instance"),
+    context: int = typer.Option(8192, "--context", help="tokens of context per sequence"),
+    layout: str | None = typer.Option(None, "--layout", help="layout for the comm table"),
+    tokens: int | None = typer.Option(None, "--tokens", help="tokens per step (comm table)"),
+    batch: int = typer.Option(64, "--batch", help="decode batch to compare layouts at"),
+    microbatches: int = typer.Option(8, "--microbatches", help="PP micro-batches (bubble)"),
+    max_pp: int = typer.Option(8, "--max-pp", help="largest PP to list"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """List valid layouts for N GPUs, their memory and speed, and the seed rule's pick."""
+    from pdplan.catalog.gpus import get_gpu
+    from pdplan.catalog.models import get_model
+    from pdplan.parallel import Layout, enumerate_layouts, require_valid, seed_rule
+
+    spec, g = get_model(model), get_gpu(gpu)
+    n = gpus or g.gpus_per_node
+    dom = {"scaleup_domain": g.scaleup_domain, "gpus_per_node": g.gpus_per_node}
+    lays = enumerate_layouts(spec, n, max_pp=max_pp, context_len=context, **dom)
+    pick = seed_rule(spec, n, g.gpus_per_node, context)
+    if pick.layout not in lays:
+        lays.append(pick.layout)  # e.g. an SP variant, or a pick with warnings
+    rows = [_layout_row(spec, g, lay, context, batch) for lay in lays]
+    shown = Layout.parse(layout) if layout else pick.layout
+    chk = require_valid(spec, shown, context_len=context, **dom)
+    best, verdict = _verdict(
+        rows,
+        str(pick.layout),
+        f"(decode batch <= {batch}, {context}-token context, TP inside the scale-up domain)",
+    )
+    data = {
+        "model": spec.name,
+        "gpu": g.name,
+        "gpus": n,
+        "context": context,
+        "layouts": rows,
+        "comm": _comm(spec, shown, tokens or context, microbatches),
+        "comm_notes": list(chk.errors) + list(chk.warnings) + list(chk.notes),
+        "seed_rule": {"layout": str(pick.layout), "reason": pick.reason},
+        "best_layout": best,
+        "agrees": best == str(pick.layout),
+        "verdict": verdict,
+    }
+    emit(data, as_json, _render(data))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `pdplan parallel` to the app."""
+    app.command("parallel", help="Valid TP/PP/EP/DP/CP layouts, comm volumes, seed rule.")(
+        parallel_cmd
+    )

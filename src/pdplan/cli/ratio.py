@@ -1,0 +1,229 @@
+"""`pdplan ratio`: the xPyD prefill:decode ratio from numbers, from the cost model, from lengths."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pdplan.cli._common import emit, kv_table
+from pdplan.errors import ConfigError
+
+__all__ = ["register"]
+
+# Quick-start defaults: the seed's example A workload on the README's job.
+DEFAULT_MODEL, DEFAULT_GPU, DEFAULT_LAYOUT = "llama-3.1-70b", "h100-sxm", "tp4"
+SEED_ISL, SEED_OSL, SEED_P, SEED_D = 4000.0, 500.0, 8000.0, 2000.0  # seed s6, example A
+
+
+def _lengths(lengths: Path | None, isl_dist: str | None) -> Any:
+    from pdplan.plan.ratio_lengths import parse_length_list, read_lengths
+
+    if lengths is not None and isl_dist is not None:
+        raise ConfigError("give --lengths FILE or --isl-dist LIST, not both")
+    if lengths is not None:
+        return read_lengths(lengths)
+    return parse_length_list(isl_dist) if isl_dist else None
+
+
+def _rates(text: str | None) -> list[float] | None:
+    if not text:
+        return None
+    try:
+        return [float(x) for x in text.replace(";", ",").split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--rates {text!r}: expected numbers like 0.5,1,10") from None
+
+
+def _numbers_mode(
+    isl: float, osl: float, p: float, d: float, rho: float, qps: float | None, note: str | None
+) -> dict[str, Any]:
+    from pdplan.plan.ratio import ratio_from_numbers
+
+    r = ratio_from_numbers(isl, osl, p, d, rho, qps)
+    data = asdict(r)
+    data["mode"] = "numbers"
+    data["notes"] = ([note] if note else []) + list(r.notes)
+    return data
+
+
+def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
+    from pdplan.catalog.gpus import get_gpu
+    from pdplan.catalog.models import get_model
+    from pdplan.parallel import Layout, require_valid
+    from pdplan.perf.costmodel import CostModel
+    from pdplan.perf.memory import plan_memory
+    from pdplan.plan.ratio import ratio_from_model
+    from pdplan.plan.ratio_qps import qps_dependence
+
+    spec, gpu = get_model(opts["model"]), get_gpu(opts["gpu"])
+    lp, ld = Layout.parse(opts["prefill_layout"]), Layout.parse(opts["decode_layout"])
+    for lay in (lp, ld):
+        require_valid(spec, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node)
+    kvd, eng = opts["kv_dtype"], opts["engine"]
+    cm_p = CostModel(spec, gpu, lp, engine=eng, kv_dtype=kvd)
+    cm_d = CostModel(spec, gpu, ld, engine=eng, kv_dtype=kvd)
+    kv_cap = plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
+    res = ratio_from_model(
+        cm_p.prefill_time, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
+        tpot=opts["tpot"], kv_capacity_tokens=kv_cap, prefill_gpus=lp.gpus,
+        decode_gpus=ld.gpus, rho=opts["rho"], qps=opts["qps"],
+        isl_lengths=None if lens is None else lens.lengths,
+        isl_counts=None if lens is None else lens.counts,
+    )  # fmt: skip
+    sweep = qps_dependence(
+        res.prefill_s, cm_d.decode_step, osl=opts["osl"], ctx_per_seq=res.ctx_per_seq,
+        full_batch=res.decode_batch, prefill_gpus=lp.gpus, decode_gpus=ld.gpus,
+        rho=opts["rho"], rates=opts["rates"],
+    )  # fmt: skip
+    head = {"mode": "model", "model": spec.name, "gpu": gpu.name, "engine": eng,
+            "prefill_layout": str(lp), "decode_layout": str(ld)}  # fmt: skip
+    return {**head, **_model_data(res, sweep, lp.gpus, ld.gpus, kv_cap, opts["tpot"])}
+
+
+def _model_data(res: Any, sweep: Any, gp: int, gd: int, kv_cap: int, tpot: float) -> dict:
+    """JSON of a model-mode answer: the GPU ratio's keys, instances, the QPS sweep."""
+    g = {k: v for k, v in asdict(res.gpu).items() if k != "notes"}
+    if res.n_prefill_instances is not None:
+        g["n_prefill_gpus"] = res.n_prefill_instances * gp
+        g["n_decode_gpus"] = res.n_decode_instances * gd
+    keep = ("instance_ratio", "instance_ratio_str", "n_prefill_instances", "n_decode_instances",
+            "prefill_s", "decode_batch", "decode_step_s", "decode_limit")  # fmt: skip
+    out = {**g, **{k: getattr(res, k) for k in keep}}
+    out.update(
+        tpot_s=tpot,
+        kv_capacity_tokens=kv_cap,
+        lengths=None if res.lengths is None else asdict(res.lengths),
+        qps_sweep={k: v for k, v in asdict(sweep).items() if k != "notes"},
+        notes=list(res.notes) + list(sweep.notes),
+    )
+    return out
+
+
+def _summary_rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The answer table's rows (job, workload, P, D, the ratio, instances, GPU counts)."""
+    model = d["mode"] == "model"
+    rows: list[tuple[str, Any]] = [
+        ("job", f"{d['model']} on {d['gpu']} ({d['engine']}), prefill {d['prefill_layout']}, "
+                f"decode {d['decode_layout']}") if model else ("job", "numbers given"),
+        ("workload", f"ISL {d['isl']:.0f}, OSL {d['osl']:.0f} tokens, rho {d['rho']:g}"),
+        ("P (prefill)", f"{d['prefill_tps']:,.0f} tok/s per GPU"),
+        ("D (decode)", f"{d['decode_tps']:,.0f} tok/s per GPU"),
+        ("GPU-s per request", f"prefill {d['prefill']:.4g} : decode {d['decode']:.4g}"),
+        ("N_p : N_d (GPUs)", f"{d['ratio_str']}  ({d['ratio']:.3f})"),
+    ]  # fmt: skip
+    if model:
+        rows.append(("instances", f"{d['instance_ratio_str']} prefill:decode instances "
+                                  f"({d['instance_ratio']:.3f})"))  # fmt: skip
+        rows.append(("decode batch", f"{d['decode_batch']} at "
+                                     f"{d['decode_step_s'] * 1e3:.1f} ms/step"))  # fmt: skip
+    if d["qps"] is not None:
+        rows.append((f"at {d['qps']:g} QPS", f"{d['n_prefill_gpus']} prefill GPUs + "
+                                             f"{d['n_decode_gpus']} decode GPUs"))  # fmt: skip
+    return rows
+
+
+def _render(data: dict[str, Any]) -> Any:
+    def render(c: Console) -> None:
+        c.print(kv_table("xPyD ratio", _summary_rows(data)))
+        if data.get("qps_sweep"):
+            c.print(_sweep_table(data["qps_sweep"]))
+        for n in data["notes"]:
+            c.print(f"- {n}", markup=False)
+
+    return render
+
+
+def _sweep_table(sweep: dict[str, Any]) -> Table:
+    t = Table(title=f"QPS dependence (asymptotic GPU ratio {sweep['asymptotic_ratio']:.3f})")
+    for col in (
+        "QPS",
+        "prefill inst",
+        "decode inst",
+        "GPU ratio",
+        "decode batch",
+        "D tok/s/GPU",
+        f"within {sweep['tolerance']:.0%}",
+    ):
+        t.add_column(col, justify="right")
+    for p in sweep["points"]:
+        t.add_row(
+            f"{p['qps']:g}",
+            str(p["n_prefill"]),
+            str(p["n_decode"]),
+            f"{p['ratio']:.3f}",
+            f"{p['decode_batch']:.1f}",
+            f"{p['decode_tps_per_gpu']:,.0f}",
+            "yes" if p["within_tol"] else "no",
+        )
+    return t
+
+
+def ratio_cmd(
+    isl: float | None = typer.Option(None, "--isl", help="mean prompt tokens (Tin)"),
+    osl: float | None = typer.Option(None, "--osl", help="mean output tokens (Tout)"),
+    prefill_tps: float | None = typer.Option(None, "--prefill-tps", help="P, tok/s per GPU"),
+    decode_tps: float | None = typer.Option(None, "--decode-tps", help="D, tok/s per GPU"),
+    rho: float = typer.Option(0.7, "--rho", help="target utilisation (seed: <= 0.7)"),
+    qps: float | None = typer.Option(None, "--qps", help="request rate -> GPU counts"),
+    model: str | None = typer.Option(None, "--model", "-m", help="model for the cost model"),
+    gpu: str | None = typer.Option(None, "--gpu", "-g", help="GPU for the cost model"),
+    prefill_layout: str = typer.Option(DEFAULT_LAYOUT, "--prefill-layout", help="e.g. tp4"),
+    decode_layout: str = typer.Option(DEFAULT_LAYOUT, "--decode-layout", help="e.g. tp8"),
+    tpot: float = typer.Option(0.05, "--tpot", help="decode TPOT target, seconds"),
+    engine: str = typer.Option("vllm", "--engine", help="engine efficiency set"),
+    kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype"),
+    lengths: Path | None = typer.Option(None, "--lengths", help="lengths / histogram / trace"),
+    isl_dist: str | None = typer.Option(None, "--isl-dist", help="prompt lengths, '500,4000'"),
+    rates: str | None = typer.Option(None, "--rates", help="QPS values for the sweep"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
+    lens = _lengths(lengths, isl_dist)
+    if lens is not None:
+        isl = lens.mean if isl is None else isl
+        osl = osl if osl is not None else lens.output_mean
+    if (prefill_tps is None) != (decode_tps is None):
+        raise ConfigError(
+            "give both --prefill-tps and --decode-tps (or neither, to use the cost model)"
+        )
+    if prefill_tps is not None and decode_tps is not None:
+        if model or gpu:
+            raise ConfigError("give --prefill-tps/--decode-tps or --model/--gpu, not both")
+        if isl is None or osl is None:
+            raise ConfigError("--prefill-tps/--decode-tps need --isl and --osl (or --lengths)")
+        data = _numbers_mode(isl, osl, prefill_tps, decode_tps, rho, qps, None)
+        emit(data, as_json, _render(data))
+        return
+    opts = {
+        "model": model or DEFAULT_MODEL,
+        "gpu": gpu or DEFAULT_GPU,
+        "engine": engine,
+        "prefill_layout": prefill_layout,
+        "decode_layout": decode_layout,
+        "isl": SEED_ISL if isl is None else isl,
+        "osl": SEED_OSL if osl is None else osl,
+        "tpot": tpot,
+        "rho": rho,
+        "qps": qps,
+        "kv_dtype": kv_dtype,
+        "rates": _rates(rates),
+    }
+    if importlib.util.find_spec("pdplan.perf.costmodel") is None:
+        note = "cost model not available: using the seed's P=8000, D=2000 tok/s/GPU"
+        data = _numbers_mode(opts["isl"], opts["osl"], SEED_P, SEED_D, rho, qps, note)
+    else:
+        data = _model_mode(opts, lens)
+    emit(data, as_json, _render(data))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `pdplan ratio` to the app."""
+    app.command("ratio", help="The xPyD prefill:decode ratio (seed s6), and where it breaks.")(
+        ratio_cmd
+    )

@@ -1,0 +1,140 @@
+"""The seed's communication table with real numbers: per layer, which collective moves how much.
+
+Pure byte arithmetic; perf/collectives.py turns message sizes into seconds. Conventions:
+`tokens` is one step's token count for the whole instance (BatchShape.tokens). A call's
+`bytes_per_call` is the message size M each participating GPU holds (the buffer being reduced,
+the gathered tensor, the slice sent): a ring all-reduce then moves 2(n-1)/n * M per GPU, a
+reduce-scatter or all-gather (n-1)/n * M, an all-to-all or p2p M.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pdplan.catalog.model_spec import ModelSpec
+from pdplan.parallel.layout import Layout
+
+__all__ = ["COLLECTIVES", "CommOp", "comm_table", "comm_totals"]
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "p2p", "ring")
+
+
+@dataclass(frozen=True)
+class CommOp:
+    """One kind of transfer: `count` calls per layer (scope "layer", on `layers` layers) or per
+    step (scope "step"), each a message of `bytes_per_call` bytes per GPU in a group of
+    `group_size` GPUs; `where` names the strategy that causes it."""
+
+    name: str
+    collective: str
+    where: str
+    group_size: int
+    count: int
+    bytes_per_call: float
+    scope: str = "layer"
+    layers: int = 1
+
+    @property
+    def calls_per_step(self) -> int:
+        return self.count * (self.layers if self.scope == "layer" else 1)
+
+    @property
+    def bytes_per_step(self) -> float:
+        return self.calls_per_step * self.bytes_per_call
+
+
+def _tp_ops(model: ModelSpec, lay: Layout, t_local: float, ffn_layers: int) -> list[CommOp]:
+    """TP: an all-reduce after attention and after the FFN (Megatron); with SP each becomes a
+    reduce-scatter + all-gather of the same tensor (same wire bytes: AR = RS + AG)."""
+    if lay.tp == 1:
+        return []
+    msg = t_local * model.hidden_size  # elements; comm_table multiplies by dtype bytes
+    L = model.num_layers
+    if not lay.sp:
+        return [
+            CommOp("attention out", "all-reduce", "TP", lay.tp, 1, msg, layers=L),
+            CommOp("FFN out", "all-reduce", "TP", lay.tp, 1, msg, layers=ffn_layers),
+        ]
+    return [
+        CommOp("attention out (SP)", "reduce-scatter", "TP+SP", lay.tp, 1, msg, layers=L),
+        CommOp("attention in (SP)", "all-gather", "TP+SP", lay.tp, 1, msg, layers=L),
+        CommOp("FFN out (SP)", "reduce-scatter", "TP+SP", lay.tp, 1, msg, layers=ffn_layers),
+        CommOp("FFN in (SP)", "all-gather", "TP+SP", lay.tp, 1, msg, layers=ffn_layers),
+    ]
+
+
+def _moe_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
+    """EP all-to-alls (uniform routing) and DP-attention gathers around the FFN."""
+    ops: list[CommOp] = []
+    moe, h = model.moe, model.hidden_size
+    n_moe = model.num_moe_layers if moe is not None else 0
+    if moe is not None and lay.ep > 1:
+        # each EP rank dispatches tokens/ep tokens x top_k copies; under uniform routing a
+        # fraction (ep-1)/ep lands on another rank: (T/ep)*k*h*b*(ep-1)/ep bytes per GPU
+        msg = tokens / lay.ep * moe.experts_per_token * h * (lay.ep - 1) / lay.ep
+        ops.append(CommOp("MoE dispatch", "all-to-all", "EP", lay.ep, 1, msg, layers=n_moe))
+        ops.append(CommOp("MoE combine", "all-to-all", "EP", lay.ep, 1, msg, layers=n_moe))
+    if lay.dp > 1 and moe is not None:
+        # DP attention: FFN layers not served by the all-to-all run over the whole stage, so
+        # the dp groups' hidden states are gathered before and reduce-scattered after them
+        gathered = model.num_layers - n_moe if lay.ep > 1 else model.num_layers
+        if gathered:
+            g = lay.stage_gpus
+            msg = tokens * h  # the gathered tensor: all the stage's tokens
+            ops.append(
+                CommOp("FFN in (DP-attn)", "all-gather", "DP-attn", g, 1, msg, layers=gathered)
+            )
+            ops.append(
+                CommOp("FFN out (DP-attn)", "reduce-scatter", "DP-attn", g, 1, msg, layers=gathered)
+            )
+    return ops
+
+
+def _cp_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
+    """CP ring attention: each rank passes its K,V block (T/cp tokens) cp-1 times per layer."""
+    if lay.cp == 1:
+        return []
+    full = model.kv_elems_per_token_layer("full")
+    kv_ranks = 1 if model.mla is not None else min(lay.tp, model.num_kv_heads)
+    per_gpu_width = full / kv_ranks  # KV elements per token held by one TP rank
+    layers = sum(1 for k in model.layer_types if k != "linear")
+    msg = tokens / (lay.dp * lay.cp) * per_gpu_width
+    return [CommOp("K,V block pass", "ring", "CP", lay.cp, lay.cp - 1, msg, layers=layers)]
+
+
+def comm_table(
+    model: ModelSpec, layout: Layout, tokens: int, dtype_bytes: float = 2
+) -> list[CommOp]:
+    """Every transfer one forward step of `tokens` tokens makes under `layout` (bytes per GPU)."""
+    lay = layout
+    moe_served = (
+        model.num_moe_layers if (model.moe is not None and (lay.ep > 1 or lay.dp > 1)) else 0
+    )
+    ffn_tp_layers = model.num_layers - moe_served
+    if model.moe is not None and lay.dp > 1:
+        ffn_tp_layers = 0  # DP-attn: FFN output is reduce-scattered over the stage instead
+    t_local = tokens / (lay.dp * lay.cp)  # tokens held by one TP group
+    ops = _tp_ops(model, lay, t_local, ffn_tp_layers)
+    ops += _moe_ops(model, lay, tokens)
+    ops += _cp_ops(model, lay, tokens)
+    if lay.pp > 1:
+        # activations tokens*hidden cross each of the pp-1 stage boundaries once per
+        # micro-batch (with Megatron's scatter/gather each TP rank sends 1/TP of it)
+        act = float(tokens * model.hidden_size)
+        ops.append(CommOp("stage boundary", "p2p", "PP", 2, lay.pp - 1, act, scope="step"))
+    # sizes above are in elements; x dtype_bytes gives bytes
+    out = [replace(op, bytes_per_call=op.bytes_per_call * dtype_bytes) for op in ops]
+    return [op for op in out if op.calls_per_step > 0]
+
+
+def comm_totals(ops: list[CommOp], tokens: int, num_layers: int) -> dict[str, float]:
+    """Message bytes per step, per token and per token per layer, overall and per collective."""
+    total = sum(op.bytes_per_step for op in ops)
+    out: dict[str, float] = {
+        "bytes_per_step": total,
+        "bytes_per_token": total / max(tokens, 1),
+        "bytes_per_token_layer": total / max(tokens, 1) / max(num_layers, 1),
+    }
+    for c in COLLECTIVES:
+        out[f"{c}_bytes_per_step"] = sum(op.bytes_per_step for op in ops if op.collective == c)
+    return out

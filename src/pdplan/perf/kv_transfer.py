@@ -1,0 +1,197 @@
+"""KV-cache transfer from prefill to decode (seed s5): bytes from the model's real shape, time.
+
+Sharding choice (stated): under TP a GQA model's KV heads are split over min(TP, n_kv) ranks
+and replicated beyond; only one replica of each head group sends, and a replicated decode
+rank gets its copy from its peer over NVLink. An MLA latent is identical on every TP rank, so
+one rank per pipeline stage sends it. PP stages each send their own layers. Each sending GPU
+uses its own NIC in parallel, so time = latency + max(bytes per sender, bytes per receiver)
+/ (link bandwidth * efficiency).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pdplan.catalog.gpu_spec import GPUSpec
+from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
+from pdplan.errors import ConfigError
+from pdplan.parallel.layout import Layout
+
+__all__ = [
+    "KV_PATHS",
+    "KVTransfer",
+    "SeedKVExample",
+    "kv_transfer",
+    "required_gbps",
+    "seed_kv_example",
+]
+
+# Per path: default line rate (Gb/s, used when no GPU is given), achieved share of line rate
+# and a fixed per-transfer latency. All three are ASSUMPTIONS, flagged as such:
+#  nic:    400 Gb/s ConnectX-7 per GPU (NVIDIA DGX H100 datasheet); RDMA large-message
+#          ib_write_bw typically reaches ~85-90% of line rate (perftest; assumption 0.85);
+#          ~20 us to post and complete the transfer (assumption).
+#  nvlink: 450 GB/s = 3600 Gb/s per direction H100 NVLink4 (NVIDIA datasheet); NCCL busbw
+#          ~360-370 GB/s on HGX H100 (nccl-tests), so 0.8; ~10 us (assumption).
+#  pcie:   Gen5 x16 64 GB/s = 512 Gb/s per direction (PCI-SIG); ~52 GB/s measured with
+#          bandwidthTest (assumption 0.8); ~10 us (assumption).
+KV_PATHS: dict[str, dict[str, float]] = {
+    "nic": {"gbps": 400.0, "efficiency": 0.85, "latency_s": 20e-6},
+    "nvlink": {"gbps": 3600.0, "efficiency": 0.8, "latency_s": 10e-6},
+    "pcie": {"gbps": 512.0, "efficiency": 0.8, "latency_s": 10e-6},
+}
+
+
+@dataclass(frozen=True)
+class KVTransfer:
+    """One prompt's KV move: bytes at each granularity, the links used and the time."""
+
+    model: str
+    tokens: int
+    kv_dtype: str
+    transit_dtype: str
+    path: str
+    total_bytes: float  # whole prompt, all layers, at the transit dtype
+    bytes_per_token: float  # total / tokens
+    bytes_per_token_layer: float  # one full-attention layer, one token
+    senders: int  # prefill GPUs sending in parallel, each over its own link
+    receivers: int  # decode GPUs receiving in parallel
+    shard_bytes: float  # bytes one sending GPU sends
+    link_gbps: float  # line rate of one link, Gb/s (10^9 bit/s)
+    efficiency: float  # achieved share of line rate
+    latency_s: float
+    time_s: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def time_ms(self) -> float:
+        return self.time_s * 1e3
+
+
+def _link_gbps(path: str, gpu: GPUSpec | None, link_gbps: float | None) -> float:
+    if link_gbps is not None:
+        if link_gbps <= 0:
+            raise ConfigError(f"--link-gbps={link_gbps} must be positive")
+        return link_gbps
+    if gpu is None:
+        return KV_PATHS[path]["gbps"]
+    # GPUSpec: nic in Gb/s; scale-up and PCIe in GB/s (x8 -> Gb/s)
+    return {"nic": gpu.nic_gbps, "nvlink": gpu.scaleup_gbps * 8, "pcie": gpu.pcie_gbps * 8}[path]
+
+
+def _parallel_links(model: ModelSpec, lay: Layout | None) -> int:
+    """Distinct KV shards of one request under a layout (= GPUs that send / receive)."""
+    if lay is None:
+        return 1
+    heads = 1 if model.mla is not None else min(lay.tp, model.num_kv_heads)
+    layers = min(lay.pp, model.num_layers)
+    return heads * layers * lay.cp
+
+
+def kv_transfer(
+    model: ModelSpec,
+    tokens: int,
+    *,
+    kv_dtype: str = "bf16",
+    transit_dtype: str | None = None,
+    path: str = "nic",
+    gpu: GPUSpec | None = None,
+    link_gbps: float | None = None,
+    efficiency: float | None = None,
+    latency_s: float | None = None,
+    prefill_layout: Layout | None = None,
+    decode_layout: Layout | None = None,
+) -> KVTransfer:
+    """Bytes and time to ship a `tokens`-token prompt's KV cache from prefill to decode."""
+    if tokens < 1:
+        raise ConfigError(f"--tokens={tokens}: need at least 1 token")
+    if path not in KV_PATHS:
+        raise ConfigError(f"unknown path {path!r}; use one of {', '.join(KV_PATHS)}")
+    transit = transit_dtype or kv_dtype
+    dtype_bytes(kv_dtype)  # validates the name
+    total = model.kv_bytes(tokens, transit)  # window-capped + linear state, from the shape
+    per_layer = model.kv_elems_per_token_layer("full") * dtype_bytes(transit)
+    eff = KV_PATHS[path]["efficiency"] if efficiency is None else efficiency
+    if not 0 < eff <= 1:
+        raise ConfigError(f"efficiency={eff} must be in (0, 1]")
+    lat = KV_PATHS[path]["latency_s"] if latency_s is None else latency_s
+    gbps = _link_gbps(path, gpu, link_gbps)
+    senders = _parallel_links(model, prefill_layout)
+    receivers = _parallel_links(model, decode_layout)
+    shard = total / senders
+    bottleneck = max(shard, total / receivers)
+    time_s = lat + bottleneck / (gbps * 1e9 / 8 * eff)  # bytes / (Gb/s * 1e9 / 8 bits * eta)
+    notes = _notes(model, transit, kv_dtype, senders, receivers)
+    return KVTransfer(
+        model.name,
+        tokens,
+        kv_dtype,
+        transit,
+        path,
+        total,
+        total / tokens,
+        per_layer,
+        senders,
+        receivers,
+        shard,
+        gbps,
+        eff,
+        lat,
+        time_s,
+        notes,
+    )
+
+
+def _notes(
+    model: ModelSpec, transit: str, kv: str, senders: int, receivers: int
+) -> tuple[str, ...]:
+    out = []
+    if transit != kv:
+        ratio = dtype_bytes(transit) / dtype_bytes(kv)
+        out.append(
+            f"quantised in transit {kv} -> {transit}: {ratio:.0%} of the bytes "
+            f"(per-block scales not counted)"
+        )
+    if model.mla is not None:
+        out.append("MLA latent is the same on every TP rank: one rank per stage sends it")
+    if senders != receivers:
+        out.append(f"{senders} sending vs {receivers} receiving links: the fewer set the time")
+    if model.sliding_window and "sliding" in model.layer_types:
+        out.append(f"sliding-window layers hold at most {model.sliding_window} tokens")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SeedKVExample:
+    """The seed's s5 claim for a 70B model's 4000-token prompt next to the computed numbers."""
+
+    seed_bytes: float
+    seed_ms: float
+    bytes: float
+    bytes_per_token: float
+    ms: float
+    factor: float  # computed / claimed bytes
+
+
+def seed_kv_example(model: ModelSpec | None = None) -> SeedKVExample:
+    """Seed: "70B, 4000 tokens, FP16: KV ~600 MB, ~24 ms over 200 Gb/s". Recomputed from the
+    shape (Llama-3.1-70B: 2*80*8*128*2 B = 327,680 B/token) on one 200 Gb/s link at line rate."""
+    if model is None:
+        from pdplan.catalog.models import get_model  # lower layer; imported late (optional)
+
+        model = get_model("llama-3.1-70b")
+    kv = kv_transfer(model, 4000, kv_dtype="bf16", link_gbps=200, efficiency=1.0, latency_s=0.0)
+    seed_bytes = 600e6  # seed s5: "KV about 600 MB"
+    return SeedKVExample(
+        seed_bytes,
+        24.0,
+        kv.total_bytes,
+        kv.bytes_per_token,
+        kv.time_ms,
+        kv.total_bytes / seed_bytes,
+    )
+
+
+def required_gbps(kv_bytes_per_token: float, prefill_tokens_per_s: float) -> float:
+    """Link rate (Gb/s) needed to keep up with prefill: tokens/s * KV B/token * 8 bits."""
+    return prefill_tokens_per_s * kv_bytes_per_token * 8 / 1e9

@@ -1,0 +1,149 @@
+"""Judge the cost model: predict measured serving rows and report absolute percentage errors."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pdplan.catalog.gpus import get_gpu
+from pdplan.catalog.models import get_model
+from pdplan.errors import PdplanError
+from pdplan.perf.costmodel import CostModel
+from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
+from pdplan.perf.kv_transfer import kv_transfer
+from pdplan.perf.measured import MeasuredRow, read_measured
+from pdplan.perf.memory import plan_memory
+
+__all__ = [
+    "Prediction",
+    "kv_dtype_for",
+    "predict_row",
+    "run_accuracy",
+    "simulate_row",
+    "summarize",
+]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    row: MeasuredRow
+    ttft_ms: float
+    tpot_ms: float
+
+    @property
+    def ttft_ape(self) -> float:
+        return abs(self.ttft_ms - self.row.ttft_ms) / self.row.ttft_ms * 100.0
+
+    @property
+    def tpot_ape(self) -> float:
+        return abs(self.tpot_ms - self.row.tpot_ms) / self.row.tpot_ms * 100.0
+
+
+def kv_dtype_for(row: MeasuredRow) -> str:
+    """KV cache dtype of a measured setup: TensorRT-LLM quantised checkpoints run an FP8 KV
+    cache (AIConfigurator's default kv quant for fp8/fp4 modes); vLLM and SGLang default to
+    the model dtype (`--kv-cache-dtype auto`), i.e. BF16."""
+    if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
+        return "fp8"
+    return "bf16"
+
+
+def _agg(row: MeasuredRow, model, gpu) -> Estimate:  # type: ignore[no-untyped-def]
+    assert row.layout is not None and row.concurrency
+    kvd = kv_dtype_for(row)
+    cm = CostModel(model, gpu, row.layout, row.backend, row.weight_dtype, kvd,
+                   moe_dtype=row.moe_dtype)
+    mem = plan_memory(model, gpu, row.layout, row.weight_dtype, kvd, moe_dtype=row.moe_dtype,
+                      context=row.isl + row.osl)
+    return estimate_agg(cm, row.isl, row.osl, row.concurrency,
+                        kv_capacity_tokens=mem.kv_capacity_tokens)
+
+
+def _disagg(row: MeasuredRow, model, gpu) -> Estimate:  # type: ignore[no-untyped-def]
+    assert row.prefill_layout is not None and row.decode_layout is not None
+    kvd = kv_dtype_for(row)
+    mk = lambda lay: CostModel(model, gpu, lay, row.backend, row.weight_dtype, kvd,  # noqa: E731
+                               moe_dtype=row.moe_dtype)
+    xfer = kv_transfer(model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic",
+                       prefill_layout=row.prefill_layout, decode_layout=row.decode_layout)
+    conc = row.concurrency or (row.decode_batch or 1) * row.decode_workers
+    return estimate_disagg(mk(row.prefill_layout), mk(row.decode_layout), row.isl, row.osl, conc,
+                           n_prefill=row.prefill_workers, n_decode=row.decode_workers,
+                           kv_transfer_s=xfer.time_s)
+
+
+def predict_row(row: MeasuredRow) -> Prediction:
+    """Predict one measured row with the steady-state estimate; PdplanError if impossible."""
+    model = get_model(row.model_path)
+    gpu = get_gpu(row.system)
+    est = _agg(row, model, gpu) if row.mode == "agg" else _disagg(row, model, gpu)
+    return Prediction(row, est.ttft_s * 1e3, est.tpot_s * 1e3)
+
+
+def simulate_row(row: MeasuredRow) -> Prediction:
+    """Predict one measured row by simulating its closed loop (sim.simulate_closed_loop)."""
+    from pdplan.plan.accuracy_sim import simulate_measured_row
+
+    return simulate_measured_row(row)
+
+
+def _stats(values: list[float]) -> dict[str, float | int]:
+    a = np.asarray(values, dtype=float)
+    if a.size == 0:
+        return {"n": 0}
+    return {"n": int(a.size), "median": float(np.median(a)), "p90": float(np.percentile(a, 90))}
+
+
+def summarize(preds: list[Prediction], key: Callable[[MeasuredRow], str]) -> dict[str, dict]:
+    """Median / p90 APE of TTFT and TPOT per group."""
+    groups: dict[str, list[Prediction]] = defaultdict(list)
+    for p in preds:
+        groups[key(p.row)].append(p)
+    return {
+        g: {"ttft_ape": _stats([p.ttft_ape for p in ps]), "tpot_ape": _stats([p.tpot_ape for p in ps])}
+        for g, ps in sorted(groups.items())
+    }
+
+
+def run_accuracy(
+    path: str,
+    *,
+    mode: str | None = None,
+    predictor: Callable[[MeasuredRow], Prediction] = predict_row,
+    rows: Iterable[MeasuredRow | tuple[int, str]] | None = None,
+) -> dict:
+    """Predict every row of a measured file; JSON-able report with errors and skipped rows."""
+    preds: list[Prediction] = []
+    skipped: dict[str, int] = defaultdict(int)
+    examples: dict[str, str] = {}
+    for item in rows if rows is not None else read_measured(path):
+        if isinstance(item, tuple):
+            reason = f"unreadable row: {item[1]}"
+            skipped[reason] += 1
+            examples.setdefault(reason, f"line {item[0]}")
+            continue
+        if mode and item.mode != mode:
+            continue
+        try:
+            preds.append(predictor(item))
+        except PdplanError as exc:
+            reason = str(exc).split(":")[0] if "does not fit" in str(exc) else str(exc)
+            skipped[reason] += 1
+            examples.setdefault(reason, item.row_id)
+    report: dict = {"file": path, "predicted": len(preds), "skipped": sum(skipped.values())}
+    for m in ("agg", "disagg"):
+        sub = [p for p in preds if p.row.mode == m]
+        if sub:
+            report[m] = {
+                "overall": summarize(sub, lambda r: "all")["all"],
+                "by_system": summarize(sub, lambda r: r.system),
+                "by_model": summarize(sub, lambda r: r.model_path),
+                "by_backend": summarize(sub, lambda r: r.backend),
+            }
+    report["skipped_reasons"] = [
+        {"reason": r, "rows": n, "example": examples[r]} for r, n in sorted(skipped.items())
+    ]
+    return report

@@ -1,0 +1,294 @@
+"""The xPyD ratio (seed s6): from numbers, from a step model, and from a length distribution.
+
+Seed s6: N_p = lambda*Tin/(P*rho), N_d = lambda*Tout/(D*rho), so N_p:N_d = (Tin/P):(Tout/D).
+Here P and D are per-GPU tokens/s; "prefill" and "decode" below are GPU-seconds per request.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pdplan.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_RHO",
+    "LengthEffect",
+    "ModelRatio",
+    "RatioResult",
+    "decode_point",
+    "prefill_by_distribution",
+    "ratio_from_model",
+    "ratio_from_numbers",
+    "small_ratio",
+]
+
+DEFAULT_RHO = 0.7  # seed s6: target utilisation <= 0.7 leaves burst headroom
+
+PrefillFn = Callable[[int], float]  # prompt length -> seconds on one prefill instance
+DecodeFn = Callable[[int, float], float]  # (batch, mean context per seq) -> seconds per step
+
+
+def small_ratio(a: float, b: float, max_small: int = 4, tol: float = 0.05) -> str:
+    """a:b as small integers: the smaller side becomes 1..max_small, the other is rounded;
+    the first smaller side within `tol` relative error wins. 0.5:0.25 -> "2:1",
+    0.0625:1 -> "1:16" (the seed's rounding), 0.3:0.2 -> "3:2"."""
+    if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+        raise ConfigError(f"ratio of {a} and {b}: both sides must be positive and finite")
+    r = max(a, b) / min(a, b)
+    best: tuple[float, int, int] | None = None
+    for s in range(1, max_small + 1):
+        x = max(s, round(r * s))
+        err = abs(x / s - r) / r
+        if best is None or err < best[0] - 1e-12:
+            best = (err, x, s)
+        if err <= tol:
+            break
+    assert best is not None
+    _, x, s = best
+    g = math.gcd(x, s)
+    x, s = x // g, s // g
+    return f"{x}:{s}" if a >= b else f"{s}:{x}"
+
+
+@dataclass(frozen=True)
+class RatioResult:
+    """N_p : N_d from per-GPU throughputs; GPU counts when a rate is given."""
+
+    isl: float
+    osl: float
+    prefill_tps: float  # P, prompt tokens/s per GPU
+    decode_tps: float  # D, output tokens/s per GPU at the target batch/TPOT
+    rho: float
+    prefill: float  # Tin / P: prefill GPU-seconds per request
+    decode: float  # Tout / D: decode GPU-seconds per request
+    ratio: float  # N_p / N_d
+    ratio_str: str
+    qps: float | None = None
+    n_prefill_gpus: int | None = None  # ceil(lambda * Tin / (P * rho))
+    n_decode_gpus: int | None = None  # ceil(lambda * Tout / (D * rho))
+    notes: tuple[str, ...] = field(default=())
+
+
+def _positive(**kw: float | None) -> None:
+    for k, v in kw.items():
+        if v is not None and not (v > 0 and math.isfinite(v)):
+            raise ConfigError(f"--{k.replace('_', '-')}={v} must be a positive number")
+
+
+def ratio_from_numbers(
+    isl: float,
+    osl: float,
+    prefill_tps: float,
+    decode_tps: float,
+    rho: float = DEFAULT_RHO,
+    qps: float | None = None,
+) -> RatioResult:
+    """The seed's formula. A: (4000, 500, 8000, 2000) -> 0.5:0.25 = 2:1; B: (500, 2000) -> 1:16."""
+    _positive(isl=isl, osl=osl, prefill_tps=prefill_tps, decode_tps=decode_tps, qps=qps)
+    if not 0 < rho <= 1:
+        raise ConfigError(f"--rho={rho} must be in (0, 1]")
+    pre, dec = isl / prefill_tps, osl / decode_tps  # GPU-seconds per request
+    notes = [
+        f"prefill {isl:g} tok / {prefill_tps:g} tok/s/GPU = {pre:.4g} GPU-s per request; "
+        f"decode {osl:g} tok / {decode_tps:g} tok/s/GPU = {dec:.4g} GPU-s per request"
+    ]
+    n_p = n_d = None
+    if qps is not None:
+        n_p = math.ceil(qps * pre / rho - 1e-9)  # lambda*Tin/(P*rho), whole GPUs
+        n_d = math.ceil(qps * dec / rho - 1e-9)
+        notes.append(
+            f"at {qps:g} QPS and rho={rho:g}: {qps * pre / rho:.2f} -> {n_p} prefill "
+            f"GPUs, {qps * dec / rho:.2f} -> {n_d} decode GPUs"
+        )
+    return RatioResult(
+        isl,
+        osl,
+        prefill_tps,
+        decode_tps,
+        rho,
+        pre,
+        dec,
+        pre / dec,
+        small_ratio(pre, dec),
+        qps,
+        n_p,
+        n_d,
+        tuple(notes),
+    )
+
+
+@dataclass(frozen=True)
+class LengthEffect:
+    """Jensen: the mean per-request prefill time vs the time of the mean length."""
+
+    requests: float
+    mean_len: float
+    mean_time: float  # E[p(I)], seconds
+    time_of_mean: float  # p(E[I]), seconds
+    error_pct: float  # (p(E[I]) - E[p(I)]) / E[p(I)] * 100; negative = one number under-estimates
+
+
+def _bucket(lengths: np.ndarray, counts: np.ndarray, max_points: int) -> tuple[np.ndarray, ...]:
+    """Unique lengths with weights; more than max_points are merged into log-spaced bins
+    evaluated at each bin's count-weighted mean length (p is smooth, so the error is small)."""
+    uniq, inv = np.unique(lengths, return_inverse=True)
+    w = np.bincount(inv, weights=counts)
+    if len(uniq) <= max_points:
+        return uniq.astype(float), w
+    edges = np.geomspace(uniq[0], uniq[-1] + 1, max_points + 1)
+    idx = np.clip(np.searchsorted(edges, uniq, side="right") - 1, 0, max_points - 1)
+    wb = np.bincount(idx, weights=w, minlength=max_points)
+    lb = np.bincount(idx, weights=w * uniq, minlength=max_points)
+    keep = wb > 0
+    return lb[keep] / wb[keep], wb[keep]
+
+
+def prefill_by_distribution(
+    prefill_time_fn: PrefillFn,
+    lengths: np.ndarray | list[int],
+    counts: np.ndarray | list[float] | None = None,
+    max_points: int = 400,
+) -> LengthEffect:
+    """E[p(I)] over a list of lengths (or histogram bins with counts) vs p(E[I])."""
+    ln = np.asarray(lengths, dtype=np.int64)
+    ct = np.ones(len(ln)) if counts is None else np.asarray(counts, dtype=float)
+    if len(ln) == 0 or len(ct) != len(ln):
+        raise ConfigError(f"length distribution: {len(ln)} lengths, {len(ct)} counts")
+    if (ln < 1).any() or (ct < 0).any() or ct.sum() <= 0:
+        raise ConfigError("length distribution: lengths must be >= 1 and counts >= 0, not all 0")
+    pts, w = _bucket(ln, ct, max_points)
+    times = np.array([prefill_time_fn(max(1, round(x))) for x in pts])
+    total = float(w.sum())
+    mean_len = float((pts * w).sum() / total)
+    e_p = float((times * w).sum() / total)
+    p_e = float(prefill_time_fn(max(1, round(mean_len))))
+    return LengthEffect(total, mean_len, e_p, p_e, (p_e - e_p) / e_p * 100.0)
+
+
+def decode_point(
+    decode_step_fn: DecodeFn,
+    tpot: float,
+    ctx_per_seq: float,
+    kv_capacity_tokens: float,
+    max_batch: int = 4096,
+) -> tuple[int, float, str]:
+    """Largest batch whose step time meets `tpot` within KV capacity: (batch, step_s, limit)."""
+    kv_batch = int(kv_capacity_tokens // max(ctx_per_seq, 1.0))
+    if kv_batch < 1:
+        raise ConfigError(
+            f"KV capacity {kv_capacity_tokens:.0f} tokens holds no sequence of "
+            f"{ctx_per_seq:.0f} tokens on the decode instance"
+        )
+    hi = min(kv_batch, max_batch)
+    if decode_step_fn(1, ctx_per_seq) > tpot:
+        return 1, decode_step_fn(1, ctx_per_seq), "tpot-infeasible"
+    if decode_step_fn(hi, ctx_per_seq) <= tpot:
+        return hi, decode_step_fn(hi, ctx_per_seq), "kv" if hi == kv_batch else "max-batch"
+    lo = 1  # invariant: step(lo) <= tpot < step(hi); step time grows with the batch
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if decode_step_fn(mid, ctx_per_seq) <= tpot else (lo, mid)
+    return lo, decode_step_fn(lo, ctx_per_seq), "tpot"
+
+
+@dataclass(frozen=True)
+class ModelRatio:
+    """The ratio with P and D from a step model, in GPUs and in whole instances."""
+
+    gpu: RatioResult  # per-GPU P, D and the GPU ratio (prefill/decode GPU-seconds)
+    prefill_s: float  # E[p(I)]: mean seconds to prefill one request on one prefill instance
+    decode_batch: int  # largest batch meeting TPOT within KV capacity
+    decode_step_s: float  # step time at that batch
+    decode_limit: str  # what capped the batch: tpot, kv, max-batch, tpot-infeasible
+    ctx_per_seq: float  # mean context of a decoding sequence (isl + osl/2)
+    prefill_gpus: int  # GPUs per prefill instance
+    decode_gpus: int  # GPUs per decode instance
+    instance_ratio: float  # prefill instances per decode instance
+    instance_ratio_str: str
+    n_prefill_instances: int | None = None
+    n_decode_instances: int | None = None
+    lengths: LengthEffect | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def ratio_from_model(
+    prefill_time_fn: PrefillFn,
+    decode_step_fn: DecodeFn,
+    *,
+    isl: float,
+    osl: float,
+    tpot: float,
+    kv_capacity_tokens: float,
+    prefill_gpus: int,
+    decode_gpus: int,
+    rho: float = DEFAULT_RHO,
+    qps: float | None = None,
+    isl_lengths: np.ndarray | list[int] | None = None,
+    isl_counts: np.ndarray | list[float] | None = None,
+    max_batch: int = 4096,
+) -> ModelRatio:
+    """P from prefill seconds of a prompt (mean over the length distribution when given),
+    D at the largest batch meeting `tpot`; pools rounded to whole instances, each >= 1."""
+    _positive(isl=isl, osl=osl, tpot=tpot, qps=qps)
+    lengths = None
+    if isl_lengths is not None:
+        lengths = prefill_by_distribution(prefill_time_fn, isl_lengths, isl_counts)
+        isl, pre_s = lengths.mean_len, lengths.mean_time
+    else:
+        pre_s = prefill_time_fn(max(1, round(isl)))
+    ctx = isl + osl / 2.0  # mean context over a sequence's decode life (KV grows isl -> isl+osl)
+    b, step, limit = decode_point(decode_step_fn, tpot, ctx, kv_capacity_tokens, max_batch)
+    p_tps = isl / (pre_s * prefill_gpus)  # tokens/s per GPU
+    d_tps = b / (step * decode_gpus)  # one token per sequence per step
+    g = ratio_from_numbers(isl, osl, p_tps, d_tps, rho, qps)
+    inst = (pre_s) / (osl * step / b)  # instance-seconds per request, prefill vs decode
+    n_p = n_d = None
+    if qps is not None:
+        n_p = max(1, math.ceil(qps * pre_s / rho - 1e-9))
+        n_d = max(1, math.ceil(qps * osl * step / (b * rho) - 1e-9))
+    notes = list(g.notes) + _model_notes(limit, b, step, tpot, lengths)
+    if n_p is not None and n_d is not None:
+        notes.append(f"whole instances: {n_p} prefill x {prefill_gpus} GPUs = "
+                     f"{n_p * prefill_gpus}, {n_d} decode x {decode_gpus} GPUs = "
+                     f"{n_d * decode_gpus}")  # fmt: skip
+    return ModelRatio(
+        g,
+        pre_s,
+        b,
+        step,
+        limit,
+        ctx,
+        prefill_gpus,
+        decode_gpus,
+        inst,
+        small_ratio(inst, 1.0),
+        n_p,
+        n_d,
+        lengths,
+        tuple(notes),
+    )
+
+
+def _model_notes(
+    limit: str, b: int, step: float, tpot: float, lengths: LengthEffect | None
+) -> list[str]:
+    why = {
+        "tpot": f"decode batch {b} is the largest with a step <= TPOT {tpot * 1e3:.0f} ms",
+        "kv": f"decode batch {b} is capped by KV capacity (step {step * 1e3:.1f} ms < TPOT)",
+        "max-batch": f"decode batch capped at {b} (engine max batch)",
+        "tpot-infeasible": f"TPOT {tpot * 1e3:.1f} ms is below the batch-1 step "
+        f"{step * 1e3:.1f} ms: no batch meets it; using batch 1",
+    }
+    out = [why[limit]]
+    if lengths is not None:
+        out.append(
+            f"prefill from the length distribution ({lengths.requests:.0f} requests): "
+            f"E[p(I)] = {lengths.mean_time * 1e3:.1f} ms vs p(E[I]) = "
+            f"{lengths.time_of_mean * 1e3:.1f} ms at mean {lengths.mean_len:.0f} tokens; "
+            f"the one-number answer is off by {lengths.error_pct:+.1f}%"
+        )
+    return out

@@ -1,0 +1,62 @@
+"""`pdplan parallel` and `pdplan kv` end to end (JSON), including the seed KV correction."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pdplan.cli import main
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_parallel_lists_layouts_and_seed_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    d = _json(
+        capsys,
+        ["parallel", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", "8", "--json"],
+    )
+    assert [r["layout"] for r in d["layouts"]] == ["tp8", "tp4-pp2", "tp2-pp4", "tp1-pp8"]
+    assert d["seed_rule"]["layout"] == "tp8"
+    assert d["comm"]["layout"] == "tp8"
+    assert d["comm"]["totals"]["bytes_per_token_layer"] == 32_768
+    assert isinstance(d["agrees"], bool) and d["verdict"]
+
+
+def test_parallel_rejects_invalid_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["parallel", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--layout", "tp3"]) == 2
+    )
+    assert "TP=3 does not divide 64 attention heads" in capsys.readouterr().err
+
+
+def test_kv_acceptance(capsys: pytest.CaptureFixture[str]) -> None:
+    d = _json(capsys, ["kv", "--model", "llama-3.1-70b", "--tokens", "4000", "--json"])
+    assert d["bytes"] == 1_310_720_000 and d["bytes_per_token"] == 327_680
+    assert d["seed"]["claimed_bytes"] == 600e6 and d["seed"]["ms"] == pytest.approx(52.4288)
+    e = _json(
+        capsys,
+        [
+            "kv",
+            "--model",
+            "llama-3.1-70b",
+            "--tokens",
+            "4000",
+            "--link-gbps",
+            "200",
+            "--efficiency",
+            "1",
+            "--json",
+        ],
+    )
+    assert round(e["time_ms"], 1) == 52.4
+    ds = _json(capsys, ["kv", "--model", "deepseek-v3", "--tokens", "100", "--json"])
+    assert ds["bytes_per_token"] == 70_272
+
+
+def test_kv_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["kv", "--path", "smoke-signals"]) == 2
+    assert "unknown path" in capsys.readouterr().err

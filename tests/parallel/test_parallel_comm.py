@@ -1,0 +1,74 @@
+"""Communication table: bytes and counts per collective, hand-computed for Llama-70B / DS-V3."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdplan.parallel import Layout, comm_table, comm_totals
+
+from ._specs import dsv3, llama70b
+
+
+def _by_name(ops: list) -> dict:
+    return {op.name: op for op in ops}
+
+
+def test_tp_two_allreduces_per_layer() -> None:
+    ops = comm_table(llama70b(), Layout(tp=8), tokens=1000)
+    assert [o.collective for o in ops] == ["all-reduce", "all-reduce"]
+    # 1000 tokens x 8192 hidden x 2 B = 16,384,000 B per call, 80 layers each
+    for o in ops:
+        assert o.bytes_per_call == 16_384_000
+        assert o.layers == 80 and o.count == 1 and o.group_size == 8
+    tot = comm_totals(ops, 1000, 80)
+    assert tot["bytes_per_step"] == 2 * 80 * 16_384_000
+    assert tot["bytes_per_token_layer"] == 2 * 8192 * 2  # 32,768 B per token per layer
+
+
+def test_single_gpu_has_no_comm() -> None:
+    assert comm_table(llama70b(), Layout(), tokens=1000) == []
+
+
+def test_sp_replaces_allreduce_with_rs_ag_same_total() -> None:
+    plain = comm_totals(comm_table(llama70b(), Layout(tp=8), 512), 512, 80)
+    sp_ops = comm_table(llama70b(), Layout(tp=8, sp=True), 512)
+    kinds = sorted(o.collective for o in sp_ops)
+    assert kinds == ["all-gather", "all-gather", "reduce-scatter", "reduce-scatter"]
+    sp = comm_totals(sp_ops, 512, 80)
+    assert sp["bytes_per_step"] == 2 * plain["bytes_per_step"]  # RS+AG message each = AR's
+    assert sp["reduce-scatter_bytes_per_step"] == plain["all-reduce_bytes_per_step"]
+
+
+def test_pp_one_p2p_per_boundary() -> None:
+    ops = _by_name(comm_table(llama70b(), Layout(tp=4, pp=2), tokens=100))
+    p2p = ops["stage boundary"]
+    assert p2p.collective == "p2p" and p2p.scope == "step" and p2p.count == 1
+    assert p2p.bytes_per_call == 100 * 8192 * 2
+
+
+def test_ep_all_to_all_uniform_routing() -> None:
+    m = dsv3()
+    ops = _by_name(comm_table(m, Layout(tp=8, ep=8), tokens=4096))
+    d = ops["MoE dispatch"]
+    # (4096/8 tokens) x top-8 x 7168 x 2 B x 7/8 = 51,380,224 B, on 58 MoE layers
+    assert d.bytes_per_call == pytest.approx(4096 / 8 * 8 * 7168 * 2 * 7 / 8)
+    assert d.layers == 58 and ops["MoE combine"].layers == 58
+    # TP all-reduce after the FFN only on the 3 dense layers
+    assert ops["FFN out"].layers == 3 and ops["attention out"].layers == 61
+
+
+def test_dp_attention_gathers_dense_layers() -> None:
+    ops = _by_name(comm_table(dsv3(), Layout(tp=1, dp=8, ep=8), tokens=800))
+    assert "attention out" not in ops  # TP=1: no all-reduce
+    ag = ops["FFN in (DP-attn)"]
+    assert ag.collective == "all-gather" and ag.layers == 3 and ag.group_size == 8
+    assert ag.bytes_per_call == 800 * 7168 * 2
+
+
+def test_cp_ring_passes_kv_blocks() -> None:
+    ops = _by_name(comm_table(llama70b(), Layout(tp=8, cp=2), tokens=65536))
+    ring = ops["K,V block pass"]
+    # 32768 tokens per CP rank x (2*8*128/8 KV elems per TP rank) x 2 B, passed cp-1 = 1 times
+    assert ring.bytes_per_call == 32768 * 256 * 2
+    assert ring.count == 1 and ring.layers == 80
+    assert ops["attention out"].bytes_per_call == 32768 * 8192 * 2

@@ -1,0 +1,79 @@
+"""Cost model: roofline limits, monotonicity, decode affinity, efficiency data."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdplan.catalog import get_gpu, get_model
+from pdplan.errors import ConfigError
+from pdplan.parallel.layout import Layout
+from pdplan.perf.costmodel import CostModel
+from pdplan.perf.efficiency import get_efficiency
+from pdplan.perf.step import BatchShape, StepModel, causal_pairs
+
+
+@pytest.fixture(scope="module")
+def cm() -> CostModel:
+    return CostModel(get_model("llama-3.1-70b"), get_gpu("h100-sxm"), Layout(tp=4), "vllm")
+
+
+def test_is_a_step_model(cm: CostModel) -> None:
+    assert isinstance(cm, StepModel)
+
+
+def test_causal_pairs_by_hand() -> None:
+    assert causal_pairs(4) == 10  # 1+2+3+4
+    assert causal_pairs(2, 3) == 4 + 5
+
+
+def test_decode_is_at_least_the_weight_read(cm: CostModel) -> None:
+    # TP4: 70.55e9 * 2 B / 4 = 35.3 GB per GPU over 3.35 TB/s = 10.5 ms at 100 % bandwidth
+    t = cm.decode_step(1, 1000)
+    assert t > 70.55e9 * 2 / 4 / 3.35e12
+    assert t < 0.05
+
+
+def test_prefill_is_at_least_the_flops(cm: CostModel) -> None:
+    # 2 * params * tokens FLOPs over 4 GPUs at 989 TFLOP/s dense BF16
+    t = cm.prefill_time(4000)
+    assert t > 2 * 70.55e9 * 4000 / (4 * 989e12)
+
+
+def test_monotone_in_batch_and_context(cm: CostModel) -> None:
+    times = [cm.decode_step(b, 2000) for b in (1, 8, 64, 256)]
+    assert times == sorted(times)
+    assert cm.decode_step(32, 8000) > cm.decode_step(32, 1000)
+
+
+def test_decode_affine_matches_step_time(cm: CostModel) -> None:
+    a, c = cm.decode_affine(32)
+    for ctx in (32 * 2000, 32 * 5000):
+        assert a + c * ctx == pytest.approx(cm.step_time(BatchShape(decode_seqs=32, decode_ctx=ctx)), rel=0.02)
+
+
+def test_more_tp_lowers_decode_latency() -> None:
+    m, g = get_model("llama-3.1-70b"), get_gpu("h100-sxm")
+    t4 = CostModel(m, g, Layout(tp=4)).decode_step(8, 2000)
+    t8 = CostModel(m, g, Layout(tp=8)).decode_step(8, 2000)
+    assert t8 < t4
+
+
+def test_fp8_prefill_is_faster_than_bf16() -> None:
+    m, g = get_model("llama-3.1-70b"), get_gpu("h100-sxm")
+    bf16 = CostModel(m, g, Layout(tp=4), weight_dtype="bf16").prefill_time(8000)
+    fp8 = CostModel(m, g, Layout(tp=4), weight_dtype="fp8").prefill_time(8000)
+    assert fp8 < bf16
+
+
+def test_moe_touches_only_routed_experts_at_batch_one() -> None:
+    m, g = get_model("deepseek-v3"), get_gpu("h200-sxm")
+    cm = CostModel(m, g, Layout(tp=8), weight_dtype="fp8")
+    # batch 1 reads ~37.5B active params, far less than all 671B: well under 671 GB / 8 / 4.8 TB/s
+    assert cm.decode_step(1, 1000) < 671e9 / 8 / 4.8e12
+
+
+def test_efficiency_is_data_per_engine() -> None:
+    assert get_efficiency("sglang").chunked is False
+    assert get_efficiency("vllm").chunked is True
+    with pytest.raises(ConfigError, match="unknown engine"):
+        get_efficiency("tgi")

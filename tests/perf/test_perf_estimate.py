@@ -1,0 +1,62 @@
+"""Steady-state closed-loop estimates on a transparent step model (hand-checkable)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdplan.catalog import get_gpu, get_model
+from pdplan.parallel.layout import Layout
+from pdplan.perf.costmodel import CostModel
+from pdplan.perf.efficiency import get_efficiency
+from pdplan.perf.estimate import estimate_agg, estimate_disagg
+
+
+def _cm(engine: str = "vllm", **eff: float) -> CostModel:
+    e = get_efficiency(engine).with_(**eff)
+    return CostModel(get_model("llama-3.1-8b"), get_gpu("h100-sxm"), Layout(tp=1), engine, eff=e)
+
+
+def test_single_client_ttft_is_prefill_plus_overhead() -> None:
+    cm = _cm(ttft_overhead_s=0.0, bench_rounds=1.0)
+    est = estimate_agg(cm, 1000, 100, 1)
+    # one client alone: its prompt is one chunk; TTFT = that one iteration (first round)
+    assert est.ttft_s == pytest.approx(cm.prefill_time(1000, 1), rel=0.05)
+    assert est.tpot_s == pytest.approx(cm.decode_step(1, 1050), rel=0.1)
+
+
+def test_latency_grows_with_concurrency() -> None:
+    cm = _cm()
+    ests = [estimate_agg(cm, 2000, 200, c) for c in (1, 8, 64, 256)]
+    assert [e.tpot_s for e in ests] == sorted(e.tpot_s for e in ests)
+    assert [e.ttft_s for e in ests] == sorted(e.ttft_s for e in ests)
+    assert ests[-1].throughput_rps > ests[0].throughput_rps
+
+
+def test_littles_law_holds_in_the_estimate() -> None:
+    est = estimate_agg(_cm(), 1000, 300, 32)
+    assert est.throughput_rps * est.e2e_s == pytest.approx(32)
+    assert est.e2e_s == pytest.approx(est.ttft_s + 299 * est.tpot_s)
+
+
+def test_prefill_first_synchronised_rounds() -> None:
+    cm = _cm("sglang", ttft_overhead_s=0.0, bench_rounds=1.0)
+    est = estimate_agg(cm, 1024, 128, 16)
+    # 16 x 1024 tokens = 2 batches of 8 prompts (8192-token budget): TTFT = mean of p8, 2*p8
+    p8 = cm.prefill_time(1024, 8)
+    assert est.ttft_s == pytest.approx(1.5 * p8, rel=1e-6)
+
+
+def test_kv_capacity_limits_the_batch() -> None:
+    cm = _cm()
+    free = estimate_agg(cm, 1000, 1000, 64)
+    tight = estimate_agg(cm, 1000, 1000, 64, kv_capacity_tokens=16 * 2000)
+    assert tight.kv_limited and not free.kv_limited
+    assert tight.ttft_s > free.ttft_s
+
+
+def test_disagg_ttft_includes_transfer() -> None:
+    cm = _cm()
+    a = estimate_disagg(cm, cm, 4000, 200, 8, kv_transfer_s=0.0)
+    b = estimate_disagg(cm, cm, 4000, 200, 8, kv_transfer_s=0.05)
+    assert b.ttft_s - a.ttft_s == pytest.approx(0.05, rel=0.05)
+    assert a.tpot_s == pytest.approx(cm.decode_step(8, 4100), rel=1e-6)
