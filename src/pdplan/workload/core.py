@@ -51,6 +51,33 @@ class Workload:
     def has_times(self) -> bool:
         return self.arrival_s is not None
 
+    @property
+    def has_hashes(self) -> bool:
+        return self.hash_offsets is not None and self.hash_ids is not None
+
+    def take(self, idx: np.ndarray) -> Workload:
+        """A new Workload with the requests at positions idx (in that order); meta is kept."""
+        idx = np.asarray(idx, dtype=np.int64)
+        offsets, ids = self.hash_offsets, self.hash_ids
+        if offsets is not None and ids is not None:
+            starts, ends = offsets[idx], offsets[idx + 1]
+            counts = ends - starts
+            offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            # gather index of every hash: start of its request + its position inside it
+            pos = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], counts)
+            ids = ids[np.repeat(starts, counts) + pos]
+        return Workload(
+            input_len=self.input_len[idx],
+            output_len=self.output_len[idx],
+            arrival_s=None if self.arrival_s is None else self.arrival_s[idx],
+            hash_offsets=offsets,
+            hash_ids=ids,
+            block_tokens=self.block_tokens,
+            session_id=None if self.session_id is None else self.session_id[idx],
+            meta=dict(self.meta),
+        )
+
     def hashes(self, i: int) -> np.ndarray:
         """Prefix block hashes of request i (empty when the trace has none)."""
         if self.hash_offsets is None or self.hash_ids is None:

@@ -1,0 +1,212 @@
+"""`pdplan workload inspect | synth | convert`: real traffic in, statistics and traces out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pdplan.cli._common import emit, kv_table
+from pdplan.errors import InputError
+from pdplan.workload import (
+    metrics_summary,
+    parse_duration,
+    read_metrics,
+    read_workload,
+    synthesize,
+    workload_stats,
+    write_workload,
+)
+from pdplan.workload.formats import looks_like_prometheus
+
+__all__ = ["register"]
+
+_FORMAT_HELP = "mooncake, azure, burstgpt, vidur, csv, jsonl, parquet, prometheus (default: detect)"
+_MAP_HELP = "generic columns: input=COL,output=COL[,time=COL,time_unit=ms,session=COL,hashes=COL]"
+
+
+def _fmt(x: Any, digits: int = 1) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:,.{digits}f}"
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def _lengths_table(s: dict[str, Any]) -> Table:
+    t = Table(title="lengths (tokens)")
+    for col in ("", "mean", "p50", "p90", "p99", "max", "total"):
+        t.add_column(col, justify="right" if col else "left")
+    for name in ("input", "output"):
+        d = s[name]
+        t.add_row(name, *(_fmt(d[k]) for k in ("mean", "p50", "p90", "p99", "max", "total")))
+    return t
+
+
+def _windows_table(s: dict[str, Any]) -> Table:
+    t = Table(title=f"per {s['window_s']:g} s window (drift)")
+    heads = ("start s", "requests", "req/s", "in mean", "in p99", "out mean", "out p99", "reuse")
+    for h in heads:
+        t.add_column(h, justify="right")
+    for w in s["windows"]:
+        t.add_row(
+            _fmt(w["start_s"], 0),
+            _fmt(w["requests"]),
+            _fmt(w["rate_rps"], 2),
+            _fmt(w["input"]["mean"], 0),
+            _fmt(w["input"]["p99"], 0),
+            _fmt(w["output"]["mean"], 0),
+            _fmt(w["output"]["p99"], 0),
+            _fmt(w.get("reuse_ratio"), 3),
+        )
+    return t
+
+
+def _render_stats(s: dict[str, Any], con: Console) -> None:
+    rows: list[tuple[str, Any]] = [
+        ("source", s["source"]),
+        ("format", s["format"]),
+        ("requests", _fmt(s["requests"])),
+        ("span", _fmt(s["span_s"]) + " s"),
+        ("mean rate", _fmt(s["mean_rate_rps"], 3) + " req/s"),
+        ("inter-arrival CV", _fmt(s["interarrival_cv"], 3)),
+        ("zero-length input / output", f"{s['zero_input']} / {s['zero_output']}"),
+        ("skipped rows", _fmt(s.get("skipped_total", 0))),
+    ]
+    if s.get("prefix"):
+        p = s["prefix"]
+        cap = "unbounded" if p["lru_blocks"] is None else f"LRU {p['lru_blocks']:,} blocks"
+        rows.append(("prefix reuse", f"{p['reuse_ratio']:.3f} of {p['blocks']:,} blocks ({cap})"))
+    for key in ("by_model", "by_log_type", "clipped", "sessions"):
+        if s.get(key):
+            rows.append((key.replace("_", " "), s[key]))
+    con.print(kv_table("workload", rows))
+    con.print(_lengths_table(s))
+    if "windows" in s:
+        con.print(_windows_table(s))
+    for reason, n in (s.get("skipped") or {}).items():
+        con.print(f"[yellow]skipped {n} rows: {reason}[/yellow]")
+    for ex in s.get("skipped_examples") or []:
+        con.print(f"  e.g. {ex}")
+    for msg in s.get("warnings") or []:
+        con.print(f"[yellow]warning: {msg}[/yellow]")
+
+
+def _render_metrics(m: dict[str, Any], con: Console) -> None:
+    t = Table(title=f"{m['source']} ({m['engine']})")
+    for col in ("histogram", "metric", "count", "mean", "p50", "p90", "p99"):
+        t.add_column(col, justify="left" if col in ("histogram", "metric") else "right")
+    for key, d in m.items():
+        if isinstance(d, dict):
+            t.add_row(
+                key,
+                d["metric"],
+                _fmt(d["count"], 0),
+                *(_fmt(d[k], 3) for k in ("mean", "p50", "p90", "p99")),
+            )
+    con.print(t)
+
+
+def inspect(
+    file: str = typer.Argument(..., help="trace file (CSV/JSONL/Parquet, .gz ok) or metrics URL"),
+    fmt: str | None = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
+    mapping: str | None = typer.Option(None, "--map", help=_MAP_HELP),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="skip malformed rows, count them"),
+    window: str | None = typer.Option(None, "--window", help="per-window stats: 15m, 1h, 90s"),
+    lru_blocks: int | None = typer.Option(None, "--lru-blocks", help="prefix cache capacity"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON (stable keys)"),
+    plot: str | None = typer.Option(None, "--plot", help="write histograms + rate as a PNG"),
+) -> None:
+    """Statistics of a trace: rate, burstiness, length percentiles, prefix reuse, drift."""
+    is_url = file.startswith(("http://", "https://"))
+    if fmt == "prometheus" or (fmt is None and not mapping and (is_url or _is_prom(file))):
+        m = metrics_summary(read_metrics(file))
+        emit(m, as_json, lambda con: _render_metrics(m, con))
+        return
+    window_s = parse_duration(window) if window else None
+    w = read_workload(file, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
+    s = workload_stats(w, window_s=window_s, lru_blocks=lru_blocks)
+    if plot:
+        from pdplan.workload.plot import plot_workload
+
+        plot_workload(w, plot, window_s)
+        s["plot"] = plot
+    emit(s, as_json, lambda con: _render_stats(s, con))
+
+
+def _is_prom(path: str) -> bool:
+    try:
+        return looks_like_prometheus(path)
+    except InputError:
+        return False
+
+
+def synth(
+    out: str = typer.Option(..., "--out", "-o", help="output file (.jsonl, .csv, .parquet)"),
+    n: int | None = typer.Option(None, "--requests", "-n", help="number of requests"),
+    duration: str | None = typer.Option(None, "--duration", help="or a duration: 1h, 15m"),
+    rate: float = typer.Option(1.0, "--rate", help="mean arrival rate, requests/s"),
+    arrival: str = typer.Option("poisson", "--arrival", help="poisson, gamma or fixed"),
+    cv: float = typer.Option(1.0, "--cv", help="gamma burstiness: CV of inter-arrival gaps"),
+    inp: str = typer.Option(
+        "fixed:1024", "--input", help="N, uniform:LO:HI, lognormal:MEAN:SIGMA[:MAX], empirical:FILE"
+    ),
+    outp: str = typer.Option("fixed:256", "--output", help="same forms as --input"),
+    curve: str | None = typer.Option(None, "--curve", help="diurnal:24h[:AMP] or points:0=1,1h=3"),
+    seed: int = typer.Option(0, "--seed", help="random seed (same seed, same trace)"),
+    as_json: bool = typer.Option(False, "--json", help="print the stats as JSON"),
+) -> None:
+    """Write a synthetic trace (deterministic for a given seed)."""
+    w = synthesize(
+        n=n,
+        duration_s=duration,
+        rate=rate,
+        arrival=arrival,
+        cv=cv,
+        input=inp,
+        output=outp,
+        rate_curve=curve,
+        seed=seed,
+    )
+    kind = write_workload(w, out)
+    s = workload_stats(w)
+    s.pop("joint_histogram")
+    s["written"] = {"path": out, "format": kind, "requests": len(w)}
+    emit(s, as_json, lambda con: (_render_stats(s, con), con.print(f"wrote {len(w):,} -> {out}")))
+
+
+def convert(
+    src: str = typer.Argument(..., help="input trace"),
+    dst: str = typer.Argument(..., help="output: .jsonl (Mooncake layout), .csv, .parquet, +.gz"),
+    fmt: str | None = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
+    mapping: str | None = typer.Option(None, "--map", help=_MAP_HELP),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="skip malformed rows, count them"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+) -> None:
+    """Convert a trace to pdplan's layout (Mooncake column names, times in ms)."""
+    w = read_workload(src, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
+    kind = write_workload(w, dst)
+    res = {
+        "source": src,
+        "written": dst,
+        "format": kind,
+        "requests": len(w),
+        "skipped_total": w.meta.get("skipped_total", 0),
+        "skipped": w.meta.get("skipped", {}),
+        "warnings": w.meta.get("warnings", []),
+    }
+    rows = [(k, v) for k, v in res.items() if v not in ({}, [])]
+    emit(res, as_json, lambda con: con.print(kv_table("convert", rows)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `workload` command group."""
+    wl = typer.Typer(
+        help="Real traffic in: inspect, synthesize and convert traces.", no_args_is_help=True
+    )
+    wl.command("inspect")(inspect)
+    wl.command("synth")(synth)
+    wl.command("convert")(convert)
+    app.add_typer(wl, name="workload")

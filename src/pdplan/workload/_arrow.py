@@ -1,0 +1,183 @@
+"""Arrow record batch -> validated numpy columns, with a reason code for every bad row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pdplan.workload._build import Builder
+from pdplan.workload.formats import ColumnMap
+from pdplan.workload.values import INT32_MAX, BadValue, parse_length, parse_time_ns
+
+__all__ = ["REASONS", "BatchCols", "add_batch", "batch_columns"]
+
+# reason code -> text (the same texts as values.BadValue, so skip counts merge across paths)
+REASONS = (
+    "",
+    "missing length",
+    "non-numeric length",
+    "non-integer length",
+    "negative length",
+    "length too large",
+    "missing timestamp",
+    "bad timestamp",
+    "mixed timestamp formats",
+)
+_CODE = {r: i for i, r in enumerate(REASONS)}
+
+
+@dataclass
+class BatchCols:
+    """One batch as numpy columns plus a per-row reason code (0 = good row)."""
+
+    inp: np.ndarray
+    out: np.ndarray
+    times: np.ndarray | None
+    time_kind: str
+    code: np.ndarray
+    hash_counts: np.ndarray | None = None
+    hash_ids: np.ndarray | None = None
+    session: np.ndarray | None = None
+
+
+def _lengths(col: pa.Array | pa.ChunkedArray, code: np.ndarray) -> np.ndarray:
+    t = col.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        vals = col.to_numpy(zero_copy_only=False)
+        null = np.asarray(col.is_null(), dtype=bool) if col.null_count else None
+        if pa.types.is_floating(t) or null is not None:
+            f = vals.astype(np.float64)
+            bad_int = ~np.isfinite(f) | (np.floor(np.nan_to_num(f)) != f)
+            _mark(code, bad_int, "non-integer length")
+            vals = np.nan_to_num(f, nan=0.0, posinf=0.0, neginf=0.0)
+            vals = np.clip(vals, -1.0, float(INT32_MAX) + 1).astype(np.int64)
+        if null is not None:
+            _mark(code, null, "missing length")
+        _mark(code, vals < 0, "negative length")
+        _mark(code, vals > INT32_MAX, "length too large")
+        return vals.astype(np.int64, copy=False)
+    out = np.zeros(len(col), dtype=np.int64)
+    for i, v in enumerate(col.to_pylist()):
+        try:
+            out[i] = parse_length(v)
+        except BadValue as exc:
+            _mark_one(code, i, str(exc))
+    return out
+
+
+def _times(
+    col: pa.Array | pa.ChunkedArray, unit_s: float, code: np.ndarray
+) -> tuple[np.ndarray, str]:
+    t = col.type
+    if pa.types.is_date(t):
+        col, t = col.cast(pa.timestamp("ns")), pa.timestamp("ns")
+    null = np.asarray(col.is_null(), dtype=bool) if col.null_count else None
+    if pa.types.is_timestamp(t):
+        ns = col.cast(pa.timestamp("ns", t.tz)).cast(pa.int64()).fill_null(0)
+        vals, kind = ns.to_numpy(zero_copy_only=False).astype(np.int64), "ns"
+    elif pa.types.is_integer(t) or pa.types.is_floating(t):
+        f = col.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False) * unit_s
+        _mark(code, ~np.isfinite(f) | (np.abs(f) > 1e12), "bad timestamp")
+        vals, kind = np.nan_to_num(f, posinf=0.0, neginf=0.0), "s"
+    else:
+        return _times_slow(col.to_pylist(), unit_s, code)
+    if null is not None:
+        _mark(code, null, "missing timestamp")
+    return vals, kind
+
+
+def _times_slow(values: list[object], unit_s: float, code: np.ndarray) -> tuple[np.ndarray, str]:
+    parsed: list[tuple[int | None, float | None]] = []
+    for i, v in enumerate(values):
+        try:
+            parsed.append(parse_time_ns(v, unit_s))
+        except BadValue as exc:
+            _mark_one(code, i, str(exc))
+            parsed.append((None, 0.0))
+    kinds = [p[0] is not None for i, p in enumerate(parsed) if code[i] == 0]
+    kind = "ns" if kinds and kinds[0] else "s"
+    out = np.zeros(len(values), dtype=np.int64 if kind == "ns" else np.float64)
+    for i, (ns, sec) in enumerate(parsed):
+        if code[i]:
+            continue
+        if (ns is not None) != (kind == "ns"):
+            _mark_one(code, i, "mixed timestamp formats")
+        else:
+            out[i] = ns if ns is not None else sec
+    return out, kind
+
+
+def _mark(code: np.ndarray, mask: np.ndarray, reason: str) -> None:
+    code[(code == 0) & mask] = _CODE[reason]
+
+
+def _mark_one(code: np.ndarray, i: int, reason: str) -> None:
+    if code[i] == 0:
+        code[i] = _CODE.get(reason, _CODE["non-numeric length"])
+
+
+def batch_columns(batch: pa.RecordBatch | pa.Table, cmap: ColumnMap, b: Builder) -> BatchCols:
+    """Convert and validate one batch; bad rows get a nonzero code instead of raising."""
+    code = np.zeros(batch.num_rows, dtype=np.int8)
+    inp = _lengths(batch.column(cmap.input), code)
+    out = _lengths(batch.column(cmap.output), code)
+    times, kind = None, "none"
+    if cmap.time:
+        times, kind = _times(batch.column(cmap.time), cmap.unit_s, code)
+    cols = BatchCols(inp, out, times, kind, code)
+    if cmap.hashes:
+        col = batch.column(cmap.hashes)
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)):
+            raise BadValue(f"column {cmap.hashes!r} is not a list of integers")
+        cols.hash_counts = col.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
+        flat = col.flatten()
+        if not pa.types.is_integer(flat.type):
+            raise BadValue(f"column {cmap.hashes!r} is not a list of integers")
+        cols.hash_ids = flat.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if cmap.session:
+        col = batch.column(cmap.session)
+        if pa.types.is_integer(col.type):
+            cols.session = col.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        else:
+            cols.session = np.array([b.session_code(v) for v in col.to_pylist()], dtype=np.int64)
+    return cols
+
+
+def add_batch(
+    cols: BatchCols, b: Builder, batch: pa.RecordBatch | pa.Table, cmap: ColumnMap
+) -> None:
+    """Append the good rows of a checked batch (callers decide what bad rows mean first)."""
+    keep = cols.code == 0
+    all_ok = bool(keep.all())
+    hc = hid = None
+    if cols.hash_counts is not None and cols.hash_ids is not None:
+        hc = cols.hash_counts if all_ok else cols.hash_counts[keep]
+        hid = cols.hash_ids if all_ok else cols.hash_ids[np.repeat(keep, cols.hash_counts)]
+    pick = (lambda a: a) if all_ok else (lambda a: a[keep])
+    b.add(
+        pick(cols.inp),
+        pick(cols.out),
+        None if cols.times is None else pick(cols.times),
+        cols.time_kind,
+        hc,
+        hid,
+        None if cols.session is None else pick(cols.session),
+    )
+    for name in cmap.count_cols:
+        col = batch.column(name)
+        if not all_ok:
+            col = pc.filter(col, pa.array(keep))
+        counts = b.value_counts.setdefault(name.lower().replace(" ", "_"), _counter())
+        for item in pc.value_counts(col).to_pylist():
+            counts[str(item["values"])] += int(item["counts"])
+
+
+def _counter() -> dict[str, int]:
+    from collections import Counter
+
+    return Counter()

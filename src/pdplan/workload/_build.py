@@ -1,0 +1,166 @@
+"""Reader back end: collects column chunks, counts bad rows, and assembles a Workload."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from pdplan.errors import InputError
+from pdplan.workload.core import Workload
+
+__all__ = ["Builder"]
+
+_MAX_EXAMPLES = 5
+
+
+class Builder:
+    """Append-only column store for one file; `bad()` raises or counts (with --skip-bad)."""
+
+    def __init__(self, path: str, fmt: str, skip_bad: bool, block_tokens: int = 512) -> None:
+        self.path = path
+        self.fmt = fmt
+        self.skip_bad = skip_bad
+        self.block_tokens = block_tokens
+        self.skipped: Counter[str] = Counter()
+        self.examples: list[str] = []
+        self.notes: dict[str, object] = {}
+        self.value_counts: dict[str, Counter[str]] = {}
+        self._inp: list[np.ndarray] = []
+        self._out: list[np.ndarray] = []
+        self._times: list[np.ndarray] = []
+        self._time_kind: str | None = None  # "ns" (datetime), "s" (numeric) or "none"
+        self._hcount: list[np.ndarray] = []
+        self._hids: list[np.ndarray] = []
+        self._sess: list[np.ndarray] = []
+        self._sess_codes: dict[object, int] = {}
+        self.rows = 0
+
+    # -- bad rows -------------------------------------------------------------------------
+    def bad(self, line: int, reason: str) -> None:
+        """A bad row: raise InputError naming file:line, or count it when skipping."""
+        if not self.skip_bad:
+            raise InputError(
+                f"{reason} (use --skip-bad to skip such rows)", path=self.path, line=line
+            )
+        self.skipped[reason] += 1
+        if len(self.examples) < _MAX_EXAMPLES:
+            self.examples.append(f"line {line}: {reason}")
+
+    def session_code(self, value: object) -> int:
+        """int64 session id: integers as they are, other keys (strings) coded as -2, -3, ..."""
+        if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+            return value
+        return self._sess_codes.setdefault(value, -2 - len(self._sess_codes))
+
+    # -- appending ------------------------------------------------------------------------
+    def add(
+        self,
+        inp: np.ndarray,
+        out: np.ndarray,
+        times: np.ndarray | None = None,
+        time_kind: str = "none",
+        hash_counts: np.ndarray | None = None,
+        hash_ids: np.ndarray | None = None,
+        session: np.ndarray | None = None,
+    ) -> None:
+        """Append one chunk; time_kind is 'ns' (int64 epoch ns), 's' (float seconds) or 'none'."""
+        if len(inp) == 0:
+            return
+        kind = time_kind if times is not None else "none"
+        if self._time_kind is None:
+            self._time_kind = kind
+        elif kind != self._time_kind:
+            raise InputError(
+                f"timestamps change kind mid-file ({self._time_kind} then {kind})", path=self.path
+            )
+        self._inp.append(np.asarray(inp, dtype=np.int32))
+        self._out.append(np.asarray(out, dtype=np.int32))
+        if times is not None:
+            self._times.append(times)
+        if hash_counts is not None and hash_ids is not None:
+            self._hcount.append(np.asarray(hash_counts, dtype=np.int64))
+            self._hids.append(np.asarray(hash_ids, dtype=np.int64))
+        if session is not None:
+            self._sess.append(np.asarray(session, dtype=np.int64))
+        self.rows += len(inp)
+
+    # -- result ---------------------------------------------------------------------------
+    def finish(self) -> Workload:
+        """Concatenate, convert times to seconds from the first, sort if needed, fill meta."""
+        if self.rows == 0:
+            if self.skipped:
+                raise InputError(
+                    f"no usable rows: all {sum(self.skipped.values())} skipped "
+                    f"({self._skip_text()})",
+                    path=self.path,
+                )
+            raise InputError("no requests found (empty file?)", path=self.path)
+        inp = _cat(self._inp, np.int32)
+        out = _cat(self._out, np.int32)
+        self._inp, self._out = [], []
+        arrival = self._arrival()
+        offsets = ids = None
+        if self._hcount and sum(len(c) for c in self._hcount) == self.rows:
+            counts = _cat(self._hcount, np.int64)
+            offsets = np.zeros(self.rows + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            ids = _cat(self._hids, np.int64)
+        session = None
+        if self._sess and sum(len(s) for s in self._sess) == self.rows:
+            session = _cat(self._sess, np.int64)
+        w = Workload(inp, out, arrival, offsets, ids, self.block_tokens, session, self._meta())
+        return _sort_by_time(w)
+
+    def _arrival(self) -> np.ndarray | None:
+        if self._time_kind in (None, "none") or not self._times:
+            return None
+        if self._time_kind == "ns":
+            ns = _cat(self._times, np.int64)
+            self._times = []
+            origin = int(ns.min())
+            self.notes["time_origin"] = str(np.datetime64(origin, "ns")) + "Z"
+            return (ns - origin).astype(np.float64) / 1e9  # ns -> s
+        t = _cat(self._times, np.float64)
+        self._times = []
+        origin = float(t.min())
+        self.notes["time_origin_s"] = origin
+        return t - origin
+
+    def _skip_text(self) -> str:
+        return ", ".join(f"{n} {r}" for r, n in self.skipped.most_common())
+
+    def _meta(self) -> dict[str, object]:
+        meta: dict[str, object] = {
+            "source": self.path,
+            "format": self.fmt,
+            "rows": self.rows,
+            "skipped_total": int(sum(self.skipped.values())),
+            "skipped": dict(self.skipped),
+            "skipped_examples": list(self.examples),
+            "warnings": [],
+        }
+        meta.update(self.notes)
+        for col, counts in self.value_counts.items():
+            meta[f"by_{col}"] = dict(counts.most_common())
+        return meta
+
+
+def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    if not parts:
+        return np.empty(0, dtype=dtype)
+    return np.concatenate(parts).astype(dtype, copy=False)
+
+
+def _sort_by_time(w: Workload) -> Workload:
+    """Stable-sort by arrival when a trace is out of order; the count goes into the warnings."""
+    warnings = w.meta["warnings"]
+    assert isinstance(warnings, list)
+    if w.arrival_s is None or len(w) < 2:
+        return w
+    out_of_order = int(np.count_nonzero(np.diff(w.arrival_s) < 0))
+    w.meta["out_of_order"] = out_of_order
+    if out_of_order == 0:
+        return w
+    warnings.append(f"timestamps not sorted ({out_of_order} rows go back in time); sorted by time")
+    return w.take(np.argsort(w.arrival_s, kind="stable"))

@@ -1,0 +1,233 @@
+"""Trace formats as column maps (Mooncake, Azure, BurstGPT, ...) and format detection."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import re
+import zlib
+from dataclasses import dataclass, replace
+from typing import IO
+
+from pdplan.errors import InputError
+from pdplan.workload.values import TIME_UNITS
+
+__all__ = [
+    "CONTAINERS",
+    "PRESETS",
+    "ColumnMap",
+    "detect",
+    "is_gzip",
+    "looks_like_prometheus",
+    "open_binary",
+    "open_text",
+    "parse_mapping",
+]
+
+CONTAINERS = ("csv", "jsonl", "parquet")
+_GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952 member header
+_PARQUET_MAGIC = b"PAR1"  # Apache Parquet file header
+_HEAD_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """Which column holds what. Optional columns are used when the file has them."""
+
+    input: str
+    output: str
+    time: str | None = None
+    time_unit: str = "s"  # unit of a numeric time column: s, ms, us, ns
+    hashes: str | None = None
+    session: str | None = None
+    count_cols: tuple[str, ...] = ()  # categorical columns tallied into meta (by_<col>)
+    block_tokens: int = 512  # tokens per hash block (Mooncake FAST'25: 512)
+
+    @property
+    def unit_s(self) -> float:
+        return TIME_UNITS[self.time_unit]
+
+    def present(self, columns: list[str]) -> ColumnMap:
+        """This map with optional columns the file lacks set to None."""
+        have = set(columns)
+        return replace(
+            self,
+            time=self.time if self.time in have else None,
+            hashes=self.hashes if self.hashes in have else None,
+            session=self.session if self.session in have else None,
+            count_cols=tuple(c for c in self.count_cols if c in have),
+        )
+
+
+# Detection order matters: the first preset whose required columns are present wins.
+PRESETS: dict[str, ColumnMap] = {
+    # Mooncake FAST'25 JSONL: timestamp (ms), input_length, output_length, hash_ids (512-token
+    # blocks). pdplan's own output uses the same names (+ session_id), in JSONL, CSV or Parquet.
+    "mooncake": ColumnMap(
+        "input_length", "output_length", "timestamp", "ms", "hash_ids", "session_id"
+    ),
+    # Azure LLM inference trace 2023/2024: TIMESTAMP is an ISO datetime (7 fraction digits in
+    # 2023, +00:00 offset in 2024), ContextTokens = prompt, GeneratedTokens = output.
+    "azure": ColumnMap("ContextTokens", "GeneratedTokens", "TIMESTAMP"),
+    # BurstGPT: Timestamp (s), Model, Request tokens, Response tokens, Total tokens, Log Type;
+    # failed requests have 0 response tokens (kept and counted, see workload_stats).
+    "burstgpt": ColumnMap(
+        "Request tokens", "Response tokens", "Timestamp", count_cols=("Model", "Log Type")
+    ),
+    # vidur processed traces: arrived_at (s), num_prefill_tokens, num_decode_tokens;
+    # without arrived_at (Sarathi ShareGPT stats) it is a pure length distribution.
+    "vidur": ColumnMap("num_prefill_tokens", "num_decode_tokens", "arrived_at"),
+}
+
+_MAP_KEYS = ("input", "output", "time", "time_unit", "hashes", "session", "block_tokens")
+
+
+def parse_mapping(text: str | dict[str, str] | None) -> dict[str, str] | None:
+    """'input=prompt_len,output=gen_len,time=ts,time_unit=ms' -> dict (keys checked)."""
+    if text is None or isinstance(text, dict):
+        pairs = dict(text) if text else None
+    else:
+        pairs = {}
+        for item in filter(None, (p.strip() for p in text.split(","))):
+            key, sep, value = item.partition("=")
+            if not sep or not value.strip():
+                raise InputError(f"bad --map entry {item!r}: use key=column")
+            pairs[key.strip()] = value.strip()
+    if pairs is None:
+        return None
+    unknown = sorted(set(pairs) - set(_MAP_KEYS))
+    if unknown:
+        raise InputError(f"unknown --map key(s) {unknown}; known: {', '.join(_MAP_KEYS)}")
+    if pairs.get("time_unit", "s") not in TIME_UNITS:
+        raise InputError(f"time_unit must be one of {sorted(TIME_UNITS)}")
+    if "block_tokens" in pairs and not pairs["block_tokens"].isdigit():
+        raise InputError("block_tokens must be a positive integer")
+    return pairs
+
+
+def _map_from_pairs(pairs: dict[str, str], columns: list[str], path: str) -> ColumnMap:
+    for key in ("input", "output"):
+        if key not in pairs:
+            raise InputError(f"--map needs {key}=COLUMN", path=path)
+    missing = [
+        pairs[k]
+        for k in ("input", "output", "time", "hashes", "session")
+        if k in pairs and pairs[k] not in columns
+    ]
+    if missing:
+        raise InputError(f"column(s) {missing} not in the file; it has {columns[:20]}", path=path)
+    return ColumnMap(
+        pairs["input"],
+        pairs["output"],
+        pairs.get("time"),
+        pairs.get("time_unit", "s"),
+        pairs.get("hashes"),
+        pairs.get("session"),
+        block_tokens=int(pairs.get("block_tokens", "512") or 512),
+    )
+
+
+# -- opening files -------------------------------------------------------------------------
+def is_gzip(path: str) -> bool:
+    with _open_raw(path) as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def _open_raw(path: str) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
+
+
+def open_binary(path: str) -> IO[bytes]:
+    """The file's bytes, transparently gunzipped."""
+    if is_gzip(path):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return _open_raw(path)
+
+
+def open_text(path: str) -> IO[str]:
+    """UTF-8 text; undecodable bytes become U+FFFD so the bad row is named, not the decoder."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
+
+
+def _head(path: str) -> bytes:
+    try:
+        with open_binary(path) as f:
+            return f.read(_HEAD_BYTES)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read (corrupt gzip?): {exc}", path=path) from None
+
+
+# -- detection -----------------------------------------------------------------------------
+_PROM_LINE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*(\{[^}]*\})?\s+[-+0-9.eEInfNa]+(\s+\d+)?$")
+
+
+def looks_like_prometheus(path: str) -> bool:
+    """A Prometheus text exposition: '# HELP' / '# TYPE' comments or `name{labels} value`."""
+    text = _head(path).decode("utf-8", errors="replace").lstrip("\ufeff")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return first.startswith(("# HELP ", "# TYPE ")) or bool(_PROM_LINE.match(first))
+
+
+def _container(head: bytes, gz: bool) -> str:
+    if head.startswith(_PARQUET_MAGIC) and not gz:
+        return "parquet"
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    return "jsonl" if text.startswith("{") else "csv"
+
+
+def _columns(path: str, container: str, head: bytes) -> list[str]:
+    if container == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.read_schema(path).names)
+        except Exception as exc:  # pyarrow raises several types for a corrupt footer
+            raise InputError(f"not a readable Parquet file: {exc}", path=path) from None
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    if container == "jsonl":
+        try:
+            rec = json.loads(first)
+        except (ValueError, RecursionError):
+            return []
+        return [str(k) for k in rec] if isinstance(rec, dict) else []
+    try:
+        return [c.strip() for c in next(csv.reader([first]), [])]
+    except csv.Error:
+        return []
+
+
+def detect(
+    path: str, fmt: str | None, mapping: dict[str, str] | None
+) -> tuple[str, ColumnMap, str]:
+    """-> (container, column map, format name) for a file, from --format/--map or its header."""
+    gz = is_gzip(path)
+    head = _head(path)
+    if not head.strip():
+        raise InputError("empty file", path=path)
+    container = fmt if fmt in CONTAINERS else _container(head, gz)
+    columns = _columns(path, container, head)
+    if mapping:
+        return container, _map_from_pairs(mapping, columns, path), fmt or container
+    if fmt in PRESETS:
+        cmap = PRESETS[fmt]
+        if cmap.input not in columns or cmap.output not in columns:
+            raise InputError(
+                f"--format {fmt} needs columns {cmap.input!r} and {cmap.output!r}; "
+                f"the file has {columns[:20]}",
+                path=path,
+            )
+        return container, cmap.present(columns), fmt
+    for name, cmap in PRESETS.items():
+        if cmap.input in columns and cmap.output in columns:
+            return container, cmap.present(columns), name
+    raise InputError(
+        f"cannot tell the trace format ({container} with columns {columns[:20]}); "
+        "give --format or --map input=COL,output=COL[,time=COL,time_unit=ms]",
+        path=path,
+    )

@@ -1,0 +1,67 @@
+"""plot_workload: length histograms, joint heat map and rate over time as one PNG."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from pdplan.errors import PdplanError
+from pdplan.workload.core import Workload
+from pdplan.workload.stats import log2_edges
+
+__all__ = ["plot_workload"]
+
+
+def _pyplot():  # type: ignore[no-untyped-def]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise PdplanError(
+            "--plot needs matplotlib: pip install 'pdplan[plot]' (or pip install matplotlib)"
+        ) from None
+    return plt
+
+
+def plot_workload(w: Workload, path: str | os.PathLike[str], window_s: float | None = None) -> None:
+    """Four panels: input and output length histograms (log2 bins), joint (input, output)
+    heat map, and request rate per window (60 s by default) when the trace has times."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    for ax, x, name in ((axes[0, 0], w.input_len, "input"), (axes[0, 1], w.output_len, "output")):
+        edges = np.maximum(log2_edges(int(x.max())), 0.5)
+        ax.hist(np.maximum(x, 0.5), bins=edges)
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{name} tokens")
+        ax.set_ylabel("requests")
+        ax.set_title(f"{name} length (mean {x.mean():.0f}, p99 {np.percentile(x, 99):.0f})")
+    ein, eout = log2_edges(int(w.input_len.max())), log2_edges(int(w.output_len.max()))
+    h, _, _ = np.histogram2d(w.input_len, w.output_len, bins=(ein, eout))
+    ax = axes[1, 0]
+    ax.imshow(np.log10(h.T + 1), origin="lower", aspect="auto", cmap="viridis")
+    ax.set_xlabel("input bin (log2 tokens)")
+    ax.set_ylabel("output bin (log2 tokens)")
+    ax.set_title("joint histogram, log10(count + 1)")
+    ax = axes[1, 1]
+    if w.arrival_s is not None and len(w) > 1:
+        step = window_s or 60.0
+        n_bins = max(1, int(np.ceil((w.arrival_s[-1] + 1e-9) / step)))
+        counts, edges = np.histogram(w.arrival_s, bins=n_bins, range=(0, n_bins * step))
+        ax.plot(edges[:-1] / 60.0, counts / step, drawstyle="steps-post")
+        ax.set_xlabel("time (min)")
+        ax.set_ylabel(f"requests/s ({step:g} s windows)")
+        ax.set_title("arrival rate over time")
+    else:
+        ax.text(0.5, 0.5, "no arrival times", ha="center", va="center")
+        ax.set_axis_off()
+    fig.suptitle(str(w.meta.get("source", "")))
+    fig.tight_layout()
+    try:
+        fig.savefig(os.fspath(path), dpi=100)
+    except OSError as exc:
+        raise PdplanError(f"cannot write plot {os.fspath(path)}: {exc}") from None
+    finally:
+        plt.close(fig)

@@ -1,0 +1,127 @@
+"""Careful single-value parsing: lengths, timestamps, durations; each failure says why."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+
+from pdplan.errors import InputError
+
+__all__ = [
+    "INT32_MAX",
+    "TIME_UNITS",
+    "BadValue",
+    "parse_duration",
+    "parse_length",
+    "parse_time_ns",
+]
+
+INT32_MAX = 2**31 - 1  # lengths are stored as int32 (Workload.input_len / output_len)
+
+# seconds per unit of a numeric timestamp column (Mooncake FAST'25 uses ms)
+TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$")
+_DURATION_S = {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+_TZ = re.compile(r"(Z|[+-]\d\d:?\d\d)$")
+
+
+class BadValue(ValueError):
+    """One cell that cannot be used; the message is the reason (used as a skip-count key)."""
+
+
+def parse_duration(text: str) -> float:
+    """'15m' -> 900.0, '1h' -> 3600.0, '90s' -> 90.0, '300' -> 300.0 (plain number = seconds)."""
+    m = _DURATION.match(str(text))
+    if not m:
+        raise InputError(f"bad duration {text!r}: use e.g. 90s, 15m, 1h, 1d or plain seconds")
+    value = float(m.group(1)) * _DURATION_S[m.group(2) or "s"]
+    if value <= 0:
+        raise InputError(f"duration {text!r} must be positive")
+    return value
+
+
+def parse_length(value: object) -> int:
+    """A token count: a non-negative integer (ints, integral floats, numeric strings)."""
+    if isinstance(value, bool) or value is None:
+        raise BadValue("missing length" if value is None else "non-numeric length")
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            raise BadValue("non-integer length")
+        n = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise BadValue("missing length")
+        try:
+            n = int(text)
+        except ValueError:
+            try:
+                f = float(text)
+            except ValueError:
+                raise BadValue("non-numeric length") from None
+            if not math.isfinite(f) or f != int(f):
+                raise BadValue("non-integer length") from None
+            n = int(f)
+    else:
+        raise BadValue("non-numeric length")
+    if n < 0:
+        raise BadValue("negative length")
+    if n > INT32_MAX:
+        raise BadValue("length too large")
+    return n
+
+
+def parse_time_ns(value: object, unit_s: float) -> tuple[int | None, float | None]:
+    """A timestamp: numeric (in `unit_s` seconds) -> (None, seconds), or ISO datetime -> (ns, None).
+
+    Datetimes may carry 7 fractional digits (Azure 2023) or a UTC offset (Azure 2024);
+    naive datetimes are taken as UTC.
+    """
+    if isinstance(value, bool) or value is None:
+        raise BadValue("missing timestamp" if value is None else "bad timestamp")
+    if isinstance(value, (int, float)):
+        return None, _finite_seconds(float(value) * unit_s)
+    if not isinstance(value, str):
+        raise BadValue("bad timestamp")
+    text = value.strip()
+    if not text:
+        raise BadValue("missing timestamp")
+    try:
+        return None, _finite_seconds(float(text) * unit_s)
+    except ValueError:
+        pass
+    return _iso_ns(text), None
+
+
+def _finite_seconds(seconds: float) -> float:
+    if not math.isfinite(seconds) or abs(seconds) > 1e12:
+        raise BadValue("bad timestamp")
+    return seconds
+
+
+def _iso_ns(text: str) -> int:
+    """ISO-8601 datetime -> int64 ns since the epoch (UTC)."""
+    offset_ns = 0
+    m = _TZ.search(text)
+    if m and len(text) > 10:
+        tz = m.group(1)
+        text = text[: m.start()]
+        if tz != "Z":
+            digits = tz[1:].replace(":", "")
+            minutes = int(digits[:2]) * 60 + int(digits[2:])
+            offset_ns = (1 if tz[0] == "+" else -1) * minutes * 60 * 10**9
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy warns on leftover zone text: reject it
+            ns = int(np.datetime64(text.replace(" ", "T", 1), "ns").astype(np.int64))
+    except (ValueError, OverflowError, Warning):
+        raise BadValue("bad timestamp") from None
+    if ns == np.iinfo(np.int64).min:  # NaT
+        raise BadValue("bad timestamp")
+    return ns - offset_ns

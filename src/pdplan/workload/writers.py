@@ -1,0 +1,99 @@
+"""write_workload: JSONL in Mooncake FAST'25 layout (default), CSV or Parquet by extension."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from typing import IO
+
+import numpy as np
+import pyarrow as pa
+
+from pdplan.errors import InputError
+from pdplan.workload.core import Workload
+
+__all__ = ["write_workload"]
+
+_CHUNK = 1 << 16  # rows formatted per write
+
+
+def _format_of(path: str, fmt: str | None) -> str:
+    if fmt:
+        if fmt not in ("jsonl", "csv", "parquet"):
+            raise InputError(f"cannot write format {fmt!r}: jsonl, csv or parquet")
+        return fmt
+    base = path[:-3] if path.endswith(".gz") else path
+    ext = os.path.splitext(base)[1].lower()
+    return {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}.get(ext, "jsonl")
+
+
+def _ms(w: Workload) -> np.ndarray | None:
+    """Arrival in ms (Mooncake unit), rounded to 1 us."""
+    return None if w.arrival_s is None else np.round(w.arrival_s * 1000.0, 3)
+
+
+def _open(path: str) -> IO[bytes]:
+    if path.endswith(".gz"):
+        return gzip.open(path, "wb")  # type: ignore[return-value]
+    return open(path, "wb")
+
+
+def _write_jsonl(w: Workload, f: IO[bytes]) -> None:
+    ms = _ms(w)
+    ints = ms is not None and bool(np.all(ms == np.floor(ms)))
+    for a in range(0, len(w), _CHUNK):
+        b = min(a + _CHUNK, len(w))
+        lines = []
+        ts = None if ms is None else (ms[a:b].astype(np.int64) if ints else ms[a:b]).tolist()
+        sess = None if w.session_id is None else w.session_id[a:b].tolist()
+        pairs = zip(w.input_len[a:b].tolist(), w.output_len[a:b].tolist(), strict=True)
+        for j, (i, o) in enumerate(pairs):
+            parts = [] if ts is None else [f'"timestamp": {ts[j]!r}']
+            parts += [f'"input_length": {i}', f'"output_length": {o}']
+            if w.has_hashes:
+                parts.append(f'"hash_ids": [{", ".join(map(str, w.hashes(a + j).tolist()))}]')
+            if sess is not None:
+                parts.append(f'"session_id": {sess[j]}')
+            lines.append("{" + ", ".join(parts) + "}\n")
+        f.write("".join(lines).encode())
+
+
+def _table(w: Workload, hashes_as_text: bool) -> pa.Table:
+    cols: dict[str, pa.Array] = {}
+    ms = _ms(w)
+    if ms is not None:
+        cols["timestamp"] = pa.array(ms)
+    cols["input_length"] = pa.array(w.input_len)
+    cols["output_length"] = pa.array(w.output_len)
+    if w.hash_offsets is not None and w.hash_ids is not None:
+        lists = pa.LargeListArray.from_arrays(pa.array(w.hash_offsets), pa.array(w.hash_ids))
+        if hashes_as_text:
+            lists = pa.array([" ".join(map(str, x)) for x in lists.to_pylist()])
+        cols["hash_ids"] = lists
+    if w.session_id is not None:
+        cols["session_id"] = pa.array(w.session_id)
+    return pa.table(cols)
+
+
+def write_workload(w: Workload, path: str | os.PathLike[str], fmt: str | None = None) -> str:
+    """Write w; the format comes from fmt or the extension (.csv, .parquet, else JSONL; a
+    trailing .gz compresses CSV / JSONL). Times are written in ms from the first arrival,
+    with Mooncake column names, so every written file reads back with read_workload."""
+    spath = os.fspath(path)
+    kind = _format_of(spath, fmt)
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(_table(w, hashes_as_text=False), spath)
+        elif kind == "csv":
+            import pyarrow.csv as pacsv
+
+            with _open(spath) as f:
+                pacsv.write_csv(_table(w, hashes_as_text=True), f)
+        else:
+            with _open(spath) as f:
+                _write_jsonl(w, f)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path=spath) from None
+    return kind
