@@ -28,16 +28,17 @@ from pdplan.plan.accuracy import kv_dtype_for
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "calibration"
 # name: (low, high, log-scale?) -- the physical bounds documented in efficiency.yaml
 BOUNDS = {
-    "gemm_eta": (0.4, 0.95, False),
-    "gemm_m_half": (4.0, 512.0, True),
-    "mem_eta": (0.5, 0.95, False),
-    "attn_eta": (0.2, 0.85, False),
-    "attn_mem_eta": (0.3, 0.95, False),
-    "moe_eta": (0.3, 1.0, False),
-    "kernel_s": (1e-7, 2e-5, True),
-    "step_s": (1e-5, 2e-2, True),
-    "coll_alpha_s": (1e-6, 5e-5, True),
-    "coll_eta": (0.3, 1.0, False),
+    "gemm_eta": (0.5, 0.85, False),
+    "gemm_m_half": (8.0, 256.0, True),
+    "mem_eta": (0.6, 0.92, False),
+    "attn_eta": (0.3, 0.8, False),
+    "attn_mem_eta": (0.4, 0.92, False),
+    "moe_eta": (0.4, 1.0, False),
+    "kernel_s": (5e-7, 1e-5, True),
+    "step_s": (1e-4, 1e-2, True),
+    "seq_s": (1e-7, 5e-5, True),
+    "coll_alpha_s": (2e-6, 3e-5, True),
+    "coll_eta": (0.5, 0.9, False),
     "ttft_overhead_s": (1e-3, 0.3, True),
     "bench_rounds": (1.0, 20.0, True),
 }

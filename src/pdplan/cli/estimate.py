@@ -25,10 +25,15 @@ def estimate_cmd(
     engine: str = typer.Option("vllm", help="vllm, sglang or trtllm (sets efficiencies)"),
     weight_dtype: str | None = typer.Option(None, help="bf16, fp8, fp4, int4 (default: checkpoint)"),
     kv_dtype: str = typer.Option("bf16", help="KV cache dtype: bf16, fp8"),
+    rounds: float | None = typer.Option(
+        None, min=1.0,
+        help="benchmark length in rounds of C requests; its start-up burst is averaged into "
+        "TTFT (default: the engine's calibrated value; a large value gives pure steady state)"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Predict TTFT and TPOT at steady state (what fixed-concurrency benchmarks measure)."""
     from pdplan.catalog import get_gpu, get_model
+    from pdplan.parallel.checks import require_valid
     from pdplan.parallel.layout import Layout
     from pdplan.perf.costmodel import CostModel
     from pdplan.perf.estimate import estimate_agg, estimate_disagg
@@ -36,18 +41,25 @@ def estimate_cmd(
     from pdplan.perf.memory import plan_memory
 
     m, g = get_model(model), get_gpu(gpu)
+
+    def valid(text: str) -> Layout:
+        lay = Layout.parse(text)
+        require_valid(m, lay, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
+        return lay
+
     if mode not in ("agg", "disagg"):
         raise ConfigError(f"--mode must be agg or disagg, not {mode!r}")
     out: dict = {"model": m.name, "gpu": g.name, "engine": engine, "isl": isl, "osl": osl,
                  "concurrency": concurrency, "mode": mode}
     if mode == "agg":
-        lay = Layout.parse(layout)
+        lay = valid(layout)
         mem = plan_memory(m, g, lay, weight_dtype, kv_dtype, context=isl + osl)
         cm = CostModel(m, g, lay, engine, weight_dtype, kv_dtype)
-        est = estimate_agg(cm, isl, osl, concurrency, kv_capacity_tokens=mem.kv_capacity_tokens)
+        est = estimate_agg(cm, isl, osl, concurrency, kv_capacity_tokens=mem.kv_capacity_tokens,
+                           rounds=rounds)
         out |= {"layout": str(lay), "gpus": lay.gpus, "memory": mem.to_dict()}
     else:
-        pl, dl = Layout.parse(prefill_layout), Layout.parse(decode_layout)
+        pl, dl = valid(prefill_layout), valid(decode_layout)
         plan_memory(m, g, pl, weight_dtype, kv_dtype, context=isl)
         dmem = plan_memory(m, g, dl, weight_dtype, kv_dtype, context=isl + osl)
         xfer = kv_transfer(m, isl, kv_dtype=kv_dtype, gpu=g, path="nic",
@@ -56,7 +68,8 @@ def estimate_cmd(
             CostModel(m, g, pl, engine, weight_dtype, kv_dtype),
             CostModel(m, g, dl, engine, weight_dtype, kv_dtype),
             isl, osl, concurrency, n_prefill=prefill_workers, n_decode=decode_workers,
-            kv_transfer_s=xfer.time_s, decode_kv_capacity_tokens=dmem.kv_capacity_tokens)
+            kv_transfer_s=xfer.time_s, decode_kv_capacity_tokens=dmem.kv_capacity_tokens,
+            rounds=rounds)
         out |= {"prefill_layout": str(pl), "decode_layout": str(dl),
                 "prefill_workers": prefill_workers, "decode_workers": decode_workers,
                 "gpus": pl.gpus * prefill_workers + dl.gpus * decode_workers,

@@ -106,7 +106,10 @@ class CostModel:
         lm = lc.gemm_time(rows / lay.dp, m.hidden_size, m.vocab_size / lay.tp, 2.0, hw.attn_flops,
                           hw.hbm, eff)
         pp_comm = (lay.pp - 1) * self._links.p2p(tokens / lay.dp * m.hidden_size * ACT_BYTES)
-        overhead = eff.step_s + eff.kernel_s * eff.kernels_per_layer * m.num_layers
+        # fixed per-step framework time + per-layer kernel latency + per-sequence CPU work
+        # (scheduler bookkeeping, sampling, detokenise) for every running sequence
+        overhead = (eff.step_s + eff.kernel_s * eff.kernels_per_layer * m.num_layers
+                    + eff.seq_s * (shape.decode_seqs + shape.prefill_seqs))
         return StepBreakdown(
             gemm=parts.gemm,
             attention=parts.attention,

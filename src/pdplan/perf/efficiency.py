@@ -29,6 +29,7 @@ class Efficiency:
     kernel_s: float = 2.5e-6
     kernels_per_layer: float = 14.0
     step_s: float = 1.5e-3
+    seq_s: float = 5e-6
     coll_alpha_s: float = 8e-6
     coll_eta: float = 0.75
     nic_eta: float = 0.85
@@ -39,11 +40,16 @@ class Efficiency:
     ttft_overhead_s: float = 0.03
 
     def with_(self, **kw: Any) -> Efficiency:
-        known = {f.name for f in fields(self)}
-        bad = set(kw) - known
+        """A copy with some fields replaced; values are coerced to the field's type."""
+        known = {f.name: type(getattr(self, f.name)) for f in fields(self)}
+        bad = set(kw) - set(known)
         if bad:
             raise ConfigError(f"unknown efficiency field(s): {', '.join(sorted(bad))}")
-        return replace(self, **kw)
+        try:
+            vals = {k: known[k](float(v)) if known[k] is not bool else bool(v) for k, v in kw.items()}
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"efficiency value is not a number: {exc}") from None
+        return replace(self, **vals)
 
 
 @lru_cache(maxsize=1)

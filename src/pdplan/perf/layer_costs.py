@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pdplan.catalog.gpu_spec import GPUSpec
@@ -47,23 +48,36 @@ class Links:
         return cls(up, eff.coll_alpha_s, eff.coll_eta, gpu.nic_bytes_per_s, eff.nic_alpha_s,
                    eff.nic_eta, domain)
 
-    def _pick(self, n: int) -> tuple[float, float, float]:
-        # a group larger than the scale-up domain is limited by its slowest (NIC) hop
-        if n <= self.domain:
-            return self.up_bw, self.up_alpha, self.up_eta
-        return self.nic_bw, self.nic_alpha, self.nic_eta
-
     def all_reduce(self, nbytes: float, n: int) -> float:
-        bw, a, e = self._pick(n)
-        return coll.all_reduce_s(nbytes, n, bw, a, e)
+        """Within the domain: ring on NVLink. Across it: hierarchical (NCCL tree/ring per level):
+        reduce-scatter + all-gather inside each domain of d GPUs on NVLink, and an all-reduce of
+        each GPU's 1/d slice across the k = n/d domains, every GPU on its own NIC."""
+        if n <= self.domain:
+            return coll.all_reduce_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
+        d, k = self.domain, math.ceil(n / self.domain)
+        intra = coll.all_reduce_s(nbytes, d, self.up_bw, self.up_alpha, self.up_eta)
+        inter = coll.all_reduce_s(nbytes / d, k, self.nic_bw, self.nic_alpha, self.nic_eta)
+        return intra + inter
 
     def all_gather(self, nbytes: float, n: int) -> float:
-        bw, a, e = self._pick(n)
-        return coll.all_gather_s(nbytes, n, bw, a, e)
+        """All-gather of an nbytes result; across domains the (k-1)/k remote share rides the
+        NICs, each GPU carrying 1/d of it (hierarchical)."""
+        if n <= self.domain:
+            return coll.all_gather_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
+        d, k = self.domain, math.ceil(n / self.domain)
+        intra = coll.all_gather_s(nbytes / k, d, self.up_bw, self.up_alpha, self.up_eta)
+        inter = coll.all_gather_s(nbytes / d, k, self.nic_bw, self.nic_alpha, self.nic_eta)
+        return intra + inter
 
     def all_to_all(self, send_bytes: float, n: int) -> float:
-        bw, a, e = self._pick(n)
-        return coll.all_to_all_s(send_bytes, n, bw, a, e)
+        """All-to-all: the share bound for GPUs in other domains, (n-d)/n, leaves over this GPU's
+        NIC; the rest over NVLink; both proceed at once, the slower one sets the time."""
+        if n <= self.domain:
+            return coll.all_to_all_s(send_bytes, n, self.up_bw, self.up_alpha, self.up_eta)
+        remote = send_bytes * (n - self.domain) / n
+        t_up = coll.all_to_all_s(send_bytes - remote, n, self.up_bw, self.up_alpha, self.up_eta)
+        t_nic = coll.all_to_all_s(remote, n, self.nic_bw, self.nic_alpha, self.nic_eta)
+        return max(t_up, t_nic)
 
     def p2p(self, nbytes: float) -> float:
         return coll.p2p_s(nbytes, self.nic_bw, self.nic_alpha, self.nic_eta)
