@@ -14,7 +14,7 @@ import yaml
 from pdplan.catalog.gpu_spec import ClusterSpec, GPUSpec
 from pdplan.errors import ConfigError, InputError
 
-__all__ = ["get_gpu", "list_gpus", "load_gpu_file", "make_cluster"]
+__all__ = ["USER_GPUS", "add_gpus", "get_gpu", "list_gpus", "load_gpu_file", "make_cluster"]
 
 # Numbers: reference/gpus.csv (dense, no sparsity), one row per GPU. Columns and units:
 #   vendor, bf16 TFLOP/s, fp8 TFLOP/s, fp4 TFLOP/s, int8 TOP/s, memory GiB, HBM TB/s (1e12 B/s),
@@ -135,10 +135,22 @@ def list_gpus() -> list[str]:
     return sorted(_BUILTIN)
 
 
+# GPUs a user added for this process (e.g. `pdplan --gpu-file my_gpus.yaml ...`), by name
+USER_GPUS: dict[str, GPUSpec] = {}
+
+
+def add_gpus(gpus: Mapping[str, GPUSpec]) -> None:
+    """Make `gpus` (from load_gpu_file) visible to every later get_gpu call in this process."""
+    USER_GPUS.update(gpus)
+
+
 def get_gpu(name: str | GPUSpec, extra: Mapping[str, GPUSpec] | None = None) -> GPUSpec:
-    """A GPU by key or alias (case-insensitive); `extra` (from load_gpu_file) is consulted first."""
+    """A GPU by key or alias (case-insensitive); `extra` (from load_gpu_file) is consulted first,
+    then the GPUs added with add_gpus, then the built-in catalog."""
     if isinstance(name, GPUSpec):
         return name
+    if USER_GPUS:
+        extra = {**USER_GPUS, **(extra or {})}
     key = _norm(name)
     for index in (_index(extra) if extra else {}, _BUILTIN_INDEX):
         if key in index:

@@ -21,8 +21,17 @@ app = typer.Typer(
 )
 
 @app.callback()
-def _root() -> None:
+def _root(
+    gpu_file: str | None = typer.Option(
+        None, "--gpu-file", envvar="PDPLAN_GPU_FILE",
+        help="YAML file of extra GPUs or overrides (fields of GPUSpec; `base: h100-sxm` to "
+        "override only some fields)"),
+) -> None:
     """Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio."""
+    if gpu_file:
+        from pdplan.catalog.gpus import add_gpus, load_gpu_file
+
+        add_gpus(load_gpu_file(gpu_file))
 
 
 # Each module defines register(app). Order = order in `pdplan --help`.

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import io
 import json
+import zlib
+from collections.abc import Iterator
+from typing import IO
 
 import numpy as np
 
 from pdplan.errors import InputError
 from pdplan.workload._arrow import add_batch, batch_columns
 from pdplan.workload._build import Builder
+from pdplan.workload._jsonl_fast import BLOCK_BYTES, FastChunk, FastParser
 from pdplan.workload.core import Workload
-from pdplan.workload.formats import ColumnMap, open_text
+from pdplan.workload.formats import ColumnMap, open_binary
 from pdplan.workload.values import BadValue, parse_length, parse_time_ns
 
 __all__ = ["read_jsonl", "read_parquet"]
 
 _FLUSH_ROWS = 1 << 16
+_PIECE = 1 << 20  # bytes per read() call while filling a block
+_MAX_MISSES = 2  # after this many blocks in a row that need the careful path, stop trying
+_RETRY_EVERY = 8  # ... except every 8th block (a file may turn clean after a bad start)
 _PARQUET_BATCH = 1 << 20  # rows per parquet record batch
 
 
@@ -47,44 +55,127 @@ class _Cols:
             lst.clear()
 
 
-def read_jsonl(path: str, cmap: ColumnMap, fmt: str, skip_bad: bool) -> Workload:
-    """One JSON object per line; a bad line is named (or skipped and counted with skip_bad)."""
+def read_jsonl(
+    path: str, cmap: ColumnMap, fmt: str, skip_bad: bool, *, fast: bool = True
+) -> Workload:
+    """One JSON object per line; a bad line is named (or skipped and counted with skip_bad).
+
+    The file is read in blocks of whole lines. A block goes through pyarrow.json (fast) when
+    its guards pass; otherwise (bad or unusual lines) it is read line by line, so errors and
+    --skip-bad counts are exactly those of the careful path. fast=False: careful path only.
+    """
     b = Builder(path, fmt, skip_bad, cmap.block_tokens)
-    cols = _Cols()
-    blank = 0
-    has_hashes = has_sess = None  # decided by the first good record
-    with open_text(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                blank += 1
+    st = _State(cmap, b)
+    parser = FastParser(cmap) if fast else None
+    misses = 0  # consecutive blocks the fast path could not take
+    with open_binary(path) as f:
+        for block in _blocks(f):
+            nlines = block.count(b"\n")
+            chunk = None
+            if parser is not None and (misses < _MAX_MISSES or misses % _RETRY_EVERY == 0):
+                chunk = parser.parse(block, nlines)
+            if chunk is not None and st.take_fast(chunk, nlines):
+                misses = 0
                 continue
-            try:
-                rec = _record(line, cmap)
-                t, hashes, sess = _extras(rec, cmap, cols, b)
-                i, o = parse_length(rec.get(cmap.input)), parse_length(rec.get(cmap.output))
-                if has_hashes is None:
-                    has_hashes, has_sess = hashes is not None, sess is not None
-                if (hashes is not None) != has_hashes or (sess is not None) != has_sess:
-                    raise BadValue("hash_ids or session present in some rows only")
-            except BadValue as exc:
-                b.bad(lineno, str(exc))
-                continue
-            cols.inp.append(i)
-            cols.out.append(o)
-            if t is not None:
-                cols.times.append(t)
-            if hashes is not None:
-                cols.hcount.append(len(hashes))
-                cols.hids.extend(hashes)
-            if sess is not None:
-                cols.sess.append(sess)
-            if len(cols.inp) >= _FLUSH_ROWS:
-                cols.flush(b, bool(has_hashes), bool(has_sess))
-    cols.flush(b, bool(has_hashes), bool(has_sess))
-    if blank:
-        b.notes["blank_lines"] = blank
+            misses += parser is not None
+            st.careful(block)
+    st.flush()
+    if st.blank:
+        b.notes["blank_lines"] = st.blank
     b.notes["reader"] = "jsonl"
+    b.notes["fast_rows"] = st.fast_rows
     return b.finish()
+
+
+def _blocks(f: IO[bytes]) -> Iterator[bytes]:
+    """Blocks of whole lines (about BLOCK_BYTES); the last one gets a final newline."""
+    buf = bytearray()
+    while True:
+        try:
+            piece = f.read(_PIECE)
+        except (OSError, EOFError, zlib.error):
+            cut = buf.rfind(b"\n") + 1
+            if cut:  # lines before a corrupt gzip stream are read (and named) first
+                yield bytes(buf[:cut])
+            raise
+        if not piece:
+            break
+        buf += piece
+        if len(buf) >= BLOCK_BYTES:
+            cut = buf.rfind(b"\n") + 1
+            if cut:
+                yield bytes(buf[:cut])
+                del buf[:cut]
+    if buf:
+        yield bytes(buf) if buf.endswith(b"\n") else bytes(buf) + b"\n"
+
+
+class _State:
+    """What the careful path decides from the first good row, shared with fast blocks."""
+
+    def __init__(self, cmap: ColumnMap, b: Builder) -> None:
+        self.cmap = cmap
+        self.b = b
+        self.cols = _Cols()
+        self.has_hashes: bool | None = None  # decided by the first good record
+        self.has_sess: bool | None = None
+        self.lineno = 0
+        self.blank = 0
+        self.fast_rows = 0
+
+    def flush(self) -> None:
+        self.cols.flush(self.b, bool(self.has_hashes), bool(self.has_sess))
+
+    def take_fast(self, c: FastChunk, nlines: int) -> bool:
+        """Append a fast block if it agrees with the decisions so far (else: careful)."""
+        kind = "none" if c.times is None else "s"
+        hashes, sess = c.hash_counts is not None, c.session is not None
+        if self.cols.decided and kind != self.cols.kind:
+            return False
+        if self.has_hashes is not None and (hashes, sess) != (self.has_hashes, self.has_sess):
+            return False
+        self.flush()  # careful rows read before this block go first
+        self.cols.kind, self.cols.decided = kind, True
+        self.has_hashes, self.has_sess = hashes, sess
+        self.b.add(c.inp, c.out, c.times, kind, c.hash_counts, c.hash_ids, c.session)
+        self.lineno += nlines
+        self.fast_rows += len(c.inp)
+        return True
+
+    def careful(self, block: bytes) -> None:
+        """Line by line, as the text reader splits lines (\\n, \\r\\n or a lone \\r)."""
+        text = block.decode("utf-8", errors="replace")
+        for line in io.StringIO(text, newline=""):
+            self.lineno += 1
+            if not line.strip():
+                self.blank += 1
+                continue
+            self._line(line)
+            if len(self.cols.inp) >= _FLUSH_ROWS:
+                self.flush()
+
+    def _line(self, line: str) -> None:
+        cmap, cols, b = self.cmap, self.cols, self.b
+        try:
+            rec = _record(line, cmap)
+            t, hashes, sess = _extras(rec, cmap, cols, b)
+            i, o = parse_length(rec.get(cmap.input)), parse_length(rec.get(cmap.output))
+            if self.has_hashes is None:
+                self.has_hashes, self.has_sess = hashes is not None, sess is not None
+            if (hashes is not None) != self.has_hashes or (sess is not None) != self.has_sess:
+                raise BadValue("hash_ids or session present in some rows only")
+        except BadValue as exc:
+            b.bad(self.lineno, str(exc))
+            return
+        cols.inp.append(i)
+        cols.out.append(o)
+        if t is not None:
+            cols.times.append(t)
+        if hashes is not None:
+            cols.hcount.append(len(hashes))
+            cols.hids.extend(hashes)
+        if sess is not None:
+            cols.sess.append(sess)
 
 
 def _record(line: str, cmap: ColumnMap) -> dict[str, object]:
