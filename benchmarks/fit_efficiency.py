@@ -50,7 +50,11 @@ def to_params(x: np.ndarray) -> dict[str, float]:
     for v, n in zip(x, NAMES, strict=True):
         lo, hi, log = BOUNDS[n]
         s = 1 / (1 + math.exp(-float(v)))
-        out[n] = math.exp(math.log(lo) + s * (math.log(hi) - math.log(lo))) if log else lo + s * (hi - lo)
+        out[n] = (
+            math.exp(math.log(lo) + s * (math.log(hi) - math.log(lo)))
+            if log
+            else lo + s * (hi - lo)
+        )
     return out
 
 
@@ -59,7 +63,11 @@ def from_params(p: dict[str, float]) -> np.ndarray:
     for n in NAMES:
         lo, hi, log = BOUNDS[n]
         v = min(max(getattr(p, n) if not isinstance(p, dict) else p[n], lo * 1.0001), hi * 0.9999)
-        s = (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo)) if log else (v - lo) / (hi - lo)
+        s = (
+            (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+            if log
+            else (v - lo) / (hi - lo)
+        )
         x.append(math.log(s / (1 - s)))
     return np.array(x)
 
@@ -78,10 +86,15 @@ def predict(rows, eff) -> np.ndarray:  # type: ignore[no-untyped-def]
     for i, (r, m, g) in enumerate(rows):
         kvd = kv_dtype_for(r)
         try:
-            cm = CostModel(m, g, r.layout, r.backend, r.weight_dtype, kvd, moe_dtype=r.moe_dtype, eff=eff)
-            mem = plan_memory(m, g, r.layout, r.weight_dtype, kvd, moe_dtype=r.moe_dtype,
-                              context=r.isl + r.osl)
-            e = estimate_agg(cm, r.isl, r.osl, r.concurrency, kv_capacity_tokens=mem.kv_capacity_tokens)
+            cm = CostModel(
+                m, g, r.layout, r.backend, r.weight_dtype, kvd, moe_dtype=r.moe_dtype, eff=eff
+            )
+            mem = plan_memory(
+                m, g, r.layout, r.weight_dtype, kvd, moe_dtype=r.moe_dtype, context=r.isl + r.osl
+            )
+            e = estimate_agg(
+                cm, r.isl, r.osl, r.concurrency, kv_capacity_tokens=mem.kv_capacity_tokens
+            )
             out[i] = (e.ttft_s * 1e3 / r.ttft_ms, e.tpot_s * 1e3 / r.tpot_ms)
         except Exception:
             out[i] = (np.nan, np.nan)
@@ -98,8 +111,10 @@ def loss(x, rows, base) -> float:  # type: ignore[no-untyped-def]
 def report(rows, eff, label: str) -> None:  # type: ignore[no-untyped-def]
     ratio = predict(rows, eff)
     ape = np.abs(ratio - 1) * 100
-    print(f"{label}: n={len(rows)} TTFT median APE {np.nanmedian(ape[:, 0]):.1f}% "
-          f"TPOT median APE {np.nanmedian(ape[:, 1]):.1f}%")
+    print(
+        f"{label}: n={len(rows)} TTFT median APE {np.nanmedian(ape[:, 0]):.1f}% "
+        f"TPOT median APE {np.nanmedian(ape[:, 1]):.1f}%"
+    )
 
 
 def main() -> int:
@@ -113,8 +128,13 @@ def main() -> int:
     rows = load_rows(a.engine)
     base = get_efficiency(a.engine)
     report(rows, base, "current")
-    res = minimize(loss, from_params(base), args=(rows, base), method="Powell",
-                   options={"maxiter": a.maxiter, "xtol": 1e-2, "ftol": 1e-3})
+    res = minimize(
+        loss,
+        from_params(base),
+        args=(rows, base),
+        method="Powell",
+        options={"maxiter": a.maxiter, "xtol": 1e-2, "ftol": 1e-3},
+    )
     fitted = to_params(res.x)
     report(rows, replace(base, **fitted), "fitted")
     for k, v in fitted.items():
@@ -124,8 +144,13 @@ def main() -> int:
         for mp in models:
             train = [t for t in rows if t[0].model_path != mp]
             test = [t for t in rows if t[0].model_path == mp]
-            rcv = minimize(loss, res.x, args=(train, base), method="Powell",
-                           options={"maxiter": 1, "xtol": 1e-2, "ftol": 1e-3})
+            rcv = minimize(
+                loss,
+                res.x,
+                args=(train, base),
+                method="Powell",
+                options={"maxiter": 1, "xtol": 1e-2, "ftol": 1e-3},
+            )
             report(test, replace(base, **to_params(rcv.x)), f"  held out {mp}")
     return 0
 

@@ -69,7 +69,9 @@ def _violations(path: Path) -> list[str]:
         if target == own or target not in RANK:
             continue
         if RANK[target] >= RANK[own]:
-            bad.append(f"{path}:{line}: {own} (layer {RANK[own]}) imports {mod} (layer {RANK[target]})")
+            bad.append(
+                f"{path}:{line}: {own} (layer {RANK[own]}) imports {mod} (layer {RANK[target]})"
+            )
     return bad
 
 

@@ -20,8 +20,23 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 def test_estimate_json_has_stable_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = _run(capsys, "estimate", "--model", "llama-3.1-8b", "--gpu", "h100",
-                      "--layout", "tp1", "--isl", "1024", "--osl", "128", "-c", "8", "--json")
+    rc, out, _ = _run(
+        capsys,
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100",
+        "--layout",
+        "tp1",
+        "--isl",
+        "1024",
+        "--osl",
+        "128",
+        "-c",
+        "8",
+        "--json",
+    )
     assert rc == 0
     d = json.loads(out)
     assert {"model", "gpu", "layout", "memory", "estimate"} <= set(d)
@@ -32,12 +47,17 @@ def test_estimate_json_has_stable_keys(capsys: pytest.CaptureFixture[str]) -> No
 def test_bad_layout_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = _run(capsys, "estimate", "--layout", "tp3")
     assert rc == 2
-    assert err.strip() == "error: layout tp3 for llama-3.1-70b: TP=3 does not divide 64 attention heads"
+    assert (
+        err.strip()
+        == "error: layout tp3 for llama-3.1-70b: TP=3 does not divide 64 attention heads"
+    )
     assert "Traceback" not in err + out
 
 
 def test_model_that_does_not_fit_says_by_how_much(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, _, err = _run(capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "h100", "--layout", "tp1")
+    rc, _, err = _run(
+        capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "h100", "--layout", "tp1"
+    )
     assert rc == 2 and "does not fit" in err and "short by" in err and err.count("\n") == 1
 
 
@@ -56,12 +76,16 @@ def test_gpu_file_adds_a_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_accuracy_on_a_small_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    header = ("id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,"
-              "osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,"
-              "moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n")
-    rows = ("a,,trtllm,1,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1024,128,,,8,1,1,,1,1,100,8\n"
-            "b,,vllm,1,no/such-model,h100_sxm,,agg,1024,128,,,8,1,1,,1,1,100,8\n"
-            "c,,vllm,1,no/such-model,h100_sxm,,agg,x,128,,,8,1,1,,1,1,100,8\n")
+    header = (
+        "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,"
+        "osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,"
+        "moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    )
+    rows = (
+        "a,,trtllm,1,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1024,128,,,8,1,1,,1,1,100,8\n"
+        "b,,vllm,1,no/such-model,h100_sxm,,agg,1024,128,,,8,1,1,,1,1,100,8\n"
+        "c,,vllm,1,no/such-model,h100_sxm,,agg,x,128,,,8,1,1,,1,1,100,8\n"
+    )
     f = tmp_path / "m.csv"
     f.write_text(header + rows)
     rc, out, _ = _run(capsys, "accuracy", "--measured", str(f), "--json")
@@ -74,8 +98,15 @@ def test_accuracy_on_a_small_file(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 @pytest.mark.skipif(not (SHARED / "measured_serving.csv").exists(), reason="needs ../shared")
 def test_accuracy_targets_on_the_measured_file(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = _run(capsys, "accuracy", "--measured", str(SHARED / "measured_serving.csv"),
-                      "--mode", "agg", "--json")
+    rc, out, _ = _run(
+        capsys,
+        "accuracy",
+        "--measured",
+        str(SHARED / "measured_serving.csv"),
+        "--mode",
+        "agg",
+        "--json",
+    )
     assert rc == 0
     d = json.loads(out)
     assert d["predicted"] == 2527 and d["skipped"] == 0

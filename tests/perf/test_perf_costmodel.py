@@ -48,7 +48,9 @@ def test_monotone_in_batch_and_context(cm: CostModel) -> None:
 def test_decode_affine_matches_step_time(cm: CostModel) -> None:
     a, c = cm.decode_affine(32)
     for ctx in (32 * 2000, 32 * 5000):
-        assert a + c * ctx == pytest.approx(cm.step_time(BatchShape(decode_seqs=32, decode_ctx=ctx)), rel=0.02)
+        assert a + c * ctx == pytest.approx(
+            cm.step_time(BatchShape(decode_seqs=32, decode_ctx=ctx)), rel=0.02
+        )
 
 
 def test_more_tp_lowers_decode_latency() -> None:

@@ -9,9 +9,11 @@ import pytest
 from pdplan.errors import InputError
 from pdplan.perf.measured import MeasuredRow, quant_to_dtype, read_measured
 
-HEADER = ("id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
-          "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,"
-          "moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n")
+HEADER = (
+    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+    "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,"
+    "moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+)
 
 
 def _write(tmp_path: Path, *lines: str) -> Path:
@@ -21,9 +23,11 @@ def _write(tmp_path: Path, *lines: str) -> Path:
 
 
 def test_reads_layout_and_concurrency(tmp_path: Path) -> None:
-    p = _write(tmp_path,
-               "a,x; silicon_concurrency=64; y,vllm,0.19,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,"
-               "fp8,fp8,32,2,1,2,1,4,100.0,10.0")
+    p = _write(
+        tmp_path,
+        "a,x; silicon_concurrency=64; y,vllm,0.19,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,"
+        "fp8,fp8,32,2,1,2,1,4,100.0,10.0",
+    )
     (row,) = list(read_measured(p))
     assert isinstance(row, MeasuredRow)
     assert row.concurrency == 64  # the benchmark's clients, not the engine batch setting
@@ -32,9 +36,11 @@ def test_reads_layout_and_concurrency(tmp_path: Path) -> None:
 
 
 def test_bad_rows_are_reported_not_raised(tmp_path: Path) -> None:
-    p = _write(tmp_path,
-               "a,,vllm,,m,h100_sxm,,agg,1024,128,,,8,1,1,1,1,1,-5,10.0",
-               "b,,vllm,,m,h100_sxm,,agg,abc,128,,,8,1,1,1,1,1,5,10.0")
+    p = _write(
+        tmp_path,
+        "a,,vllm,,m,h100_sxm,,agg,1024,128,,,8,1,1,1,1,1,-5,10.0",
+        "b,,vllm,,m,h100_sxm,,agg,abc,128,,,8,1,1,1,1,1,5,10.0",
+    )
     out = list(read_measured(p))
     assert [type(o) for o in out] == [tuple, tuple]
     assert out[0][0] == 2 and "positive" in out[0][1]

@@ -20,12 +20,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
 @app.callback()
 def _root(
     gpu_file: str | None = typer.Option(
-        None, "--gpu-file", envvar="PDPLAN_GPU_FILE",
+        None,
+        "--gpu-file",
+        envvar="PDPLAN_GPU_FILE",
         help="YAML file of extra GPUs or overrides (fields of GPUSpec; `base: h100-sxm` to "
-        "override only some fields)"),
+        "override only some fields)",
+    ),
 ) -> None:
     """Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio."""
     if gpu_file:
@@ -81,8 +85,10 @@ def main(argv: list[str] | None = None) -> int:
             return exc.exit_code
         if os.environ.get("PDPLAN_DEBUG"):
             raise
-        print(f"internal error: {type(exc).__name__}: {exc} (PDPLAN_DEBUG=1 shows the traceback)",
-              file=sys.stderr)
+        print(
+            f"internal error: {type(exc).__name__}: {exc} (PDPLAN_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -37,8 +37,14 @@ def accuracy_cmd(
                 groups += list(sec[k].items())
             for name, s in groups:
                 a, b = s["ttft_ape"], s["tpot_ape"]
-                t.add_row(name, str(a["n"]), f"{a['median']:.1f}", f"{a['p90']:.1f}",
-                          f"{b['median']:.1f}", f"{b['p90']:.1f}")
+                t.add_row(
+                    name,
+                    str(a["n"]),
+                    f"{a['median']:.1f}",
+                    f"{a['p90']:.1f}",
+                    f"{b['median']:.1f}",
+                    f"{b['p90']:.1f}",
+                )
             con.print(t)
         con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
         for s in rep["skipped_reasons"]:

@@ -23,12 +23,16 @@ def estimate_cmd(
     prefill_workers: int = typer.Option(1, min=1, help="disagg: prefill instances"),
     decode_workers: int = typer.Option(1, min=1, help="disagg: decode instances"),
     engine: str = typer.Option("vllm", help="vllm, sglang or trtllm (sets efficiencies)"),
-    weight_dtype: str | None = typer.Option(None, help="bf16, fp8, fp4, int4 (default: checkpoint)"),
+    weight_dtype: str | None = typer.Option(
+        None, help="bf16, fp8, fp4, int4 (default: checkpoint)"
+    ),
     kv_dtype: str = typer.Option("bf16", help="KV cache dtype: bf16, fp8"),
     rounds: float | None = typer.Option(
-        None, min=1.0,
+        None,
+        min=1.0,
         help="benchmark length in rounds of C requests; its start-up burst is averaged into "
-        "TTFT (default: the engine's calibrated value; a large value gives pure steady state)"),
+        "TTFT (default: the engine's calibrated value; a large value gives pure steady state)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Predict TTFT and TPOT at steady state (what fixed-concurrency benchmarks measure)."""
@@ -49,44 +53,70 @@ def estimate_cmd(
 
     if mode not in ("agg", "disagg"):
         raise ConfigError(f"--mode must be agg or disagg, not {mode!r}")
-    out: dict = {"model": m.name, "gpu": g.name, "engine": engine, "isl": isl, "osl": osl,
-                 "concurrency": concurrency, "mode": mode}
+    out: dict = {
+        "model": m.name,
+        "gpu": g.name,
+        "engine": engine,
+        "isl": isl,
+        "osl": osl,
+        "concurrency": concurrency,
+        "mode": mode,
+    }
     if mode == "agg":
         lay = valid(layout)
         mem = plan_memory(m, g, lay, weight_dtype, kv_dtype, context=isl + osl)
         cm = CostModel(m, g, lay, engine, weight_dtype, kv_dtype)
-        est = estimate_agg(cm, isl, osl, concurrency, kv_capacity_tokens=mem.kv_capacity_tokens,
-                           rounds=rounds)
+        est = estimate_agg(
+            cm, isl, osl, concurrency, kv_capacity_tokens=mem.kv_capacity_tokens, rounds=rounds
+        )
         out |= {"layout": str(lay), "gpus": lay.gpus, "memory": mem.to_dict()}
     else:
         pl, dl = valid(prefill_layout), valid(decode_layout)
         plan_memory(m, g, pl, weight_dtype, kv_dtype, context=isl)
         dmem = plan_memory(m, g, dl, weight_dtype, kv_dtype, context=isl + osl)
-        xfer = kv_transfer(m, isl, kv_dtype=kv_dtype, gpu=g, path="nic",
-                           prefill_layout=pl, decode_layout=dl)
+        xfer = kv_transfer(
+            m, isl, kv_dtype=kv_dtype, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl
+        )
         est = estimate_disagg(
             CostModel(m, g, pl, engine, weight_dtype, kv_dtype),
             CostModel(m, g, dl, engine, weight_dtype, kv_dtype),
-            isl, osl, concurrency, n_prefill=prefill_workers, n_decode=decode_workers,
-            kv_transfer_s=xfer.time_s, decode_kv_capacity_tokens=dmem.kv_capacity_tokens,
-            rounds=rounds)
-        out |= {"prefill_layout": str(pl), "decode_layout": str(dl),
-                "prefill_workers": prefill_workers, "decode_workers": decode_workers,
-                "gpus": pl.gpus * prefill_workers + dl.gpus * decode_workers,
-                "kv_transfer_ms": xfer.time_s * 1e3, "memory": dmem.to_dict()}
+            isl,
+            osl,
+            concurrency,
+            n_prefill=prefill_workers,
+            n_decode=decode_workers,
+            kv_transfer_s=xfer.time_s,
+            decode_kv_capacity_tokens=dmem.kv_capacity_tokens,
+            rounds=rounds,
+        )
+        out |= {
+            "prefill_layout": str(pl),
+            "decode_layout": str(dl),
+            "prefill_workers": prefill_workers,
+            "decode_workers": decode_workers,
+            "gpus": pl.gpus * prefill_workers + dl.gpus * decode_workers,
+            "kv_transfer_ms": xfer.time_s * 1e3,
+            "memory": dmem.to_dict(),
+        }
     out["estimate"] = est.to_dict()
     out["output_tokens_per_s_per_gpu"] = est.throughput_rps * osl / out["gpus"]
 
     def render(con) -> None:  # type: ignore[no-untyped-def]
         e = est.to_dict()
-        rows = [("model / gpu / engine", f"{m.name} / {g.name} / {engine}"),
-                ("setup", f"{mode}, ISL {isl}, OSL {osl}, {concurrency} clients, {out['gpus']} GPUs"),
-                ("TTFT", f"{e['ttft_ms']:.1f} ms"), ("TPOT", f"{e['tpot_ms']:.2f} ms"),
-                ("throughput", f"{est.throughput_rps:.2f} req/s, "
-                               f"{out['output_tokens_per_s_per_gpu']:.0f} output tok/s/GPU"),
-                ("mean decode batch", f"{est.decode_batch:.1f}"),
-                ("KV capacity", f"{out['memory']['kv_capacity_tokens']:,} tokens per instance"),
-                ("KV-limited", str(est.kv_limited))]
+        rows = [
+            ("model / gpu / engine", f"{m.name} / {g.name} / {engine}"),
+            ("setup", f"{mode}, ISL {isl}, OSL {osl}, {concurrency} clients, {out['gpus']} GPUs"),
+            ("TTFT", f"{e['ttft_ms']:.1f} ms"),
+            ("TPOT", f"{e['tpot_ms']:.2f} ms"),
+            (
+                "throughput",
+                f"{est.throughput_rps:.2f} req/s, "
+                f"{out['output_tokens_per_s_per_gpu']:.0f} output tok/s/GPU",
+            ),
+            ("mean decode batch", f"{est.decode_batch:.1f}"),
+            ("KV capacity", f"{out['memory']['kv_capacity_tokens']:,} tokens per instance"),
+            ("KV-limited", str(est.kv_limited)),
+        ]
         if mode == "disagg":
             rows.append(("KV transfer", f"{out['kv_transfer_ms']:.1f} ms per request"))
         con.print(kv_table("pdplan estimate (steady state, closed loop)", rows))

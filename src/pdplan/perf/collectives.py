@@ -26,7 +26,9 @@ def all_gather_s(nbytes: float, n: int, bw_Bps: float, alpha_s: float, eta: floa
     return alpha_s + (n - 1) / n * nbytes / (bw_Bps * eta)
 
 
-def reduce_scatter_s(nbytes: float, n: int, bw_Bps: float, alpha_s: float, eta: float = 1.0) -> float:
+def reduce_scatter_s(
+    nbytes: float, n: int, bw_Bps: float, alpha_s: float, eta: float = 1.0
+) -> float:
     """Ring reduce-scatter of an `nbytes` input per rank, seconds (same cost as all-gather)."""
     return all_gather_s(nbytes, n, bw_Bps, alpha_s, eta)
 

@@ -103,13 +103,17 @@ class CostModel:
         for cls, count in self._classes:
             lc.add_layer(parts, cls, count, m, lay, eff, hw, self._links, shape)
         rows = shape.decode_seqs + shape.prefill_seqs  # rows that need logits
-        lm = lc.gemm_time(rows / lay.dp, m.hidden_size, m.vocab_size / lay.tp, 2.0, hw.attn_flops,
-                          hw.hbm, eff)
+        lm = lc.gemm_time(
+            rows / lay.dp, m.hidden_size, m.vocab_size / lay.tp, 2.0, hw.attn_flops, hw.hbm, eff
+        )
         pp_comm = (lay.pp - 1) * self._links.p2p(tokens / lay.dp * m.hidden_size * ACT_BYTES)
         # fixed per-step framework time + per-layer kernel latency + per-sequence CPU work
         # (scheduler bookkeeping, sampling, detokenise) for every running sequence
-        overhead = (eff.step_s + eff.kernel_s * eff.kernels_per_layer * m.num_layers
-                    + eff.seq_s * (shape.decode_seqs + shape.prefill_seqs))
+        overhead = (
+            eff.step_s
+            + eff.kernel_s * eff.kernels_per_layer * m.num_layers
+            + eff.seq_s * (shape.decode_seqs + shape.prefill_seqs)
+        )
         return StepBreakdown(
             gemm=parts.gemm,
             attention=parts.attention,

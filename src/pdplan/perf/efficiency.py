@@ -46,7 +46,9 @@ class Efficiency:
         if bad:
             raise ConfigError(f"unknown efficiency field(s): {', '.join(sorted(bad))}")
         try:
-            vals = {k: known[k](float(v)) if known[k] is not bool else bool(v) for k, v in kw.items()}
+            vals = {
+                k: known[k](float(v)) if known[k] is not bool else bool(v) for k, v in kw.items()
+            }
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"efficiency value is not a number: {exc}") from None
         return replace(self, **vals)

@@ -1,4 +1,4 @@
-"""Steady-state TTFT / TPOT of a closed loop (C clients, fixed ISL/OSL), aggregated or disaggregated.
+"""Steady-state TTFT / TPOT of a closed loop (C clients, fixed ISL/OSL), agg or disaggregated.
 
 Aggregated: fixed-concurrency benchmarks with equal output lengths are not Poisson queues.
 Requests prefilled in the same iteration finish together and return together, so the closed
@@ -50,12 +50,13 @@ class Estimate:
         }
 
 
-def _chunk_step(cm: CostModel, tokens: int, seqs: int, isl: int, decode_b: float, ctx: float,
-                start: int = 0) -> float:
+def _chunk_step(
+    cm: CostModel, tokens: int, seqs: int, isl: int, decode_b: float, ctx: float, start: int = 0
+) -> float:
     """Seconds of one iteration carrying `tokens` prompt tokens of `seqs` prompts (chunk
     starting at offset `start` of each prompt) alongside `decode_b` running decodes."""
     per_seq = tokens / max(seqs, 1)
-    b = int(round(decode_b))
+    b = round(decode_b)
     shape = BatchShape(tokens, seqs * causal_pairs(int(per_seq), start), seqs, b, int(b * ctx))
     return cm.step_time(shape)
 
@@ -85,9 +86,13 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     batch = clients * (osl - 1) / n_steps  # mean running decodes per iteration
     t_dec = cm.decode_step(max(1, round(batch)), ctx) if osl > 1 else 0.0
     chunk_tokens = min(k * isl, budget)
-    t_mix = sum(
-        _chunk_step(cm, chunk_tokens, k, isl, batch, ctx, start=j * budget) for j in range(steps)
-    ) / steps
+    t_mix = (
+        sum(
+            _chunk_step(cm, chunk_tokens, k, isl, batch, ctx, start=j * budget)
+            for j in range(steps)
+        )
+        / steps
+    )
     avg = t_dec + f * (t_mix - t_dec)
     wait_steps = n_steps - (osl - 1) - steps
     # + half an iteration: a returning cohort lands mid-iteration and waits for the next one
@@ -98,8 +103,9 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     return ttft, (avg if osl > 1 else t_dec), batch, f, first
 
 
-def _agg_prefill_first(cm: CostModel, isl: int, osl: int, clients: int, ctx: float
-                       ) -> tuple[float, ...]:
+def _agg_prefill_first(
+    cm: CostModel, isl: int, osl: int, clients: int, ctx: float
+) -> tuple[float, ...]:
     """Prefill-first (SGLang): all clients arrive together, are prefilled in ceil(C*I/budget)
     prefill-only batches while decoding waits, then decode in lockstep and finish together,
     so the rounds stay synchronised. TTFT = mean completion time of the prefill batches;

@@ -45,8 +45,15 @@ class Links:
     @classmethod
     def for_gpu(cls, gpu: GPUSpec, eff: Efficiency, domain: int) -> Links:
         up = gpu.scaleup_bytes_per_s if domain > 1 else gpu.pcie_gbps * 1e9
-        return cls(up, eff.coll_alpha_s, eff.coll_eta, gpu.nic_bytes_per_s, eff.nic_alpha_s,
-                   eff.nic_eta, domain)
+        return cls(
+            up,
+            eff.coll_alpha_s,
+            eff.coll_eta,
+            gpu.nic_bytes_per_s,
+            eff.nic_alpha_s,
+            eff.nic_eta,
+            domain,
+        )
 
     def all_reduce(self, nbytes: float, n: int) -> float:
         """Within the domain: ring on NVLink. Across it: hierarchical (NCCL tree/ring per level):
@@ -109,7 +116,13 @@ def layer_classes(model: ModelSpec) -> list[tuple[LayerClass, int]]:
 
 
 def gemm_time(
-    m: float, k: float, n: float, wbytes: float, peak: float, hbm: float, eff: Efficiency,
+    m: float,
+    k: float,
+    n: float,
+    wbytes: float,
+    peak: float,
+    hbm: float,
+    eff: Efficiency,
     eta_scale: float = 1.0,
 ) -> float:
     """Roofline time of an (m x k) @ (k x n) GEMM, seconds.
@@ -126,8 +139,15 @@ def gemm_time(
 
 
 def add_layer(
-    parts: Parts, cls: LayerClass, count: int, model: ModelSpec, lay: Layout, eff: Efficiency,
-    hw: Hardware, links: Links, shape: BatchShape,
+    parts: Parts,
+    cls: LayerClass,
+    count: int,
+    model: ModelSpec,
+    lay: Layout,
+    eff: Efficiency,
+    hw: Hardware,
+    links: Links,
+    shape: BatchShape,
 ) -> None:
     """Add `count` layers of class `cls` for one step of `shape` to `parts` (seconds)."""
     t_attn_tokens = shape.tokens / lay.dp  # tokens per DP-attention group
@@ -147,8 +167,9 @@ def add_layer(
     parts.comm += count * links.all_reduce(t_attn_tokens * h * ACT, lay.tp)  # after attention
 
 
-def _attn_proj(model: ModelSpec, kind: str, tokens: float, lay: Layout, eff: Efficiency,
-               hw: Hardware) -> float:
+def _attn_proj(
+    model: ModelSpec, kind: str, tokens: float, lay: Layout, eff: Efficiency, hw: Hardware
+) -> float:
     """QKV + output projections of one layer as one weight stream, TP-split."""
     params = model.attn_params(kind) / lay.tp
     h = model.hidden_size
@@ -156,8 +177,9 @@ def _attn_proj(model: ModelSpec, kind: str, tokens: float, lay: Layout, eff: Eff
     return gemm_time(tokens, h, params / h, hw.wb, hw.gemm_flops, hw.hbm, eff)
 
 
-def _attn_core(model: ModelSpec, kind: str, shape: BatchShape, lay: Layout, eff: Efficiency,
-               hw: Hardware) -> float:
+def _attn_core(
+    model: ModelSpec, kind: str, shape: BatchShape, lay: Layout, eff: Efficiency, hw: Hardware
+) -> float:
     """Attention scores and values: prefill FLOP-bound, decode KV-read-bound."""
     heads = model.num_heads / lay.tp
     pairs = shape.prefill_pairs / lay.dp / lay.cp
@@ -174,7 +196,9 @@ def _attn_core(model: ModelSpec, kind: str, shape: BatchShape, lay: Layout, eff:
         pf = 2.0 * pairs * heads * (a.qk_head_dim + a.v_head_dim)
         # decode (weight absorption, DeepSeek-V2 s2.1): scores over latent+rope, values over latent
         df = 2.0 * ctx * heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
-        kv_bytes = ctx * (a.kv_lora_rank + a.qk_rope_head_dim) * hw.kvb  # latent replicated per rank
+        kv_bytes = (
+            ctx * (a.kv_lora_rank + a.qk_rope_head_dim) * hw.kvb
+        )  # latent replicated per rank
     else:
         hd = model.head_dim
         pf = 4.0 * pairs * heads * hd  # QK^T and PV: 2 FLOPs per MAC, 2 matmuls
@@ -186,8 +210,9 @@ def _attn_core(model: ModelSpec, kind: str, shape: BatchShape, lay: Layout, eff:
     return t_prefill + (t_decode if shape.decode_seqs else 0.0)
 
 
-def _linear_attn(model: ModelSpec, shape: BatchShape, lay: Layout, eff: Efficiency,
-                 hw: Hardware) -> float:
+def _linear_attn(
+    model: ModelSpec, shape: BatchShape, lay: Layout, eff: Efficiency, hw: Hardware
+) -> float:
     """Gated DeltaNet: per token ~4*Hv*dk*dv FLOPs (state update + readout); decode re-reads
     and writes each sequence's fp32 state (Hv*dk*dv*4 B) once per step."""
     la = model.linear_attn
@@ -223,7 +248,8 @@ def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: 
         ws = m.num_shared_experts * m.shared_intermediate_size / lay.tp
         t_grp = tokens / lay.dp
         shared = gemm_time(t_grp, h, 2 * ws, hw.wb, hw.gemm_flops, hw.hbm, eff) + gemm_time(
-            t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff)
+            t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff
+        )
     return routed + shared
 
 

@@ -1,4 +1,4 @@
-"""Reader for measured serving rows (AIConfigurator silicon format): one closed-loop benchmark each."""
+"""Reader for measured serving rows (AIConfigurator silicon format), one benchmark per row."""
 
 from __future__ import annotations
 
@@ -14,8 +14,16 @@ from pdplan.parallel.layout import Layout
 
 __all__ = ["MeasuredRow", "quant_to_dtype", "read_measured"]
 
-REQUIRED = ("backend", "model_path", "system", "mode", "isl", "osl",
-            "silicon_ttft_ms", "silicon_tpot_ms")
+REQUIRED = (
+    "backend",
+    "model_path",
+    "system",
+    "mode",
+    "isl",
+    "osl",
+    "silicon_ttft_ms",
+    "silicon_tpot_ms",
+)
 
 # gemm_quant_mode / moe_quant_mode values -> pdplan weight dtypes
 _QUANT = {

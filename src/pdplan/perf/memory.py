@@ -1,4 +1,4 @@
-"""Per-GPU memory under a layout: weights, activation workspace, reserve, and the KV capacity left."""
+"""Per-GPU memory under a layout: weights, activations, reserve, and the KV capacity left."""
 
 from __future__ import annotations
 

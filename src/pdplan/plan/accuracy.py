@@ -8,9 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.gpus import get_gpu
+from pdplan.catalog.model_spec import ModelSpec
 from pdplan.catalog.models import get_model
 from pdplan.errors import PdplanError
+from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
@@ -51,28 +54,56 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     return "bf16"
 
 
-def _agg(row: MeasuredRow, model, gpu) -> Estimate:  # type: ignore[no-untyped-def]
+def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
+    return CostModel(
+        model,
+        gpu,
+        layout,
+        row.backend,
+        row.weight_dtype,
+        kv_dtype_for(row),
+        moe_dtype=row.moe_dtype,
+    )
+
+
+def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
     assert row.layout is not None and row.concurrency
-    kvd = kv_dtype_for(row)
-    cm = CostModel(model, gpu, row.layout, row.backend, row.weight_dtype, kvd,
-                   moe_dtype=row.moe_dtype)
-    mem = plan_memory(model, gpu, row.layout, row.weight_dtype, kvd, moe_dtype=row.moe_dtype,
-                      context=row.isl + row.osl)
-    return estimate_agg(cm, row.isl, row.osl, row.concurrency,
-                        kv_capacity_tokens=mem.kv_capacity_tokens)
+    mem = plan_memory(
+        model,
+        gpu,
+        row.layout,
+        row.weight_dtype,
+        kv_dtype_for(row),
+        moe_dtype=row.moe_dtype,
+        context=row.isl + row.osl,
+    )
+    return estimate_agg(
+        _cost(row, model, gpu, row.layout),
+        row.isl,
+        row.osl,
+        row.concurrency,
+        kv_capacity_tokens=mem.kv_capacity_tokens,
+    )
 
 
-def _disagg(row: MeasuredRow, model, gpu) -> Estimate:  # type: ignore[no-untyped-def]
-    assert row.prefill_layout is not None and row.decode_layout is not None
+def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
+    pl, dl = row.prefill_layout, row.decode_layout
+    assert pl is not None and dl is not None
     kvd = kv_dtype_for(row)
-    mk = lambda lay: CostModel(model, gpu, lay, row.backend, row.weight_dtype, kvd,  # noqa: E731
-                               moe_dtype=row.moe_dtype)
-    xfer = kv_transfer(model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic",
-                       prefill_layout=row.prefill_layout, decode_layout=row.decode_layout)
+    xfer = kv_transfer(
+        model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic", prefill_layout=pl, decode_layout=dl
+    )
     conc = row.concurrency or (row.decode_batch or 1) * row.decode_workers
-    return estimate_disagg(mk(row.prefill_layout), mk(row.decode_layout), row.isl, row.osl, conc,
-                           n_prefill=row.prefill_workers, n_decode=row.decode_workers,
-                           kv_transfer_s=xfer.time_s)
+    return estimate_disagg(
+        _cost(row, model, gpu, pl),
+        _cost(row, model, gpu, dl),
+        row.isl,
+        row.osl,
+        conc,
+        n_prefill=row.prefill_workers,
+        n_decode=row.decode_workers,
+        kv_transfer_s=xfer.time_s,
+    )
 
 
 def predict_row(row: MeasuredRow) -> Prediction:
@@ -103,7 +134,10 @@ def summarize(preds: list[Prediction], key: Callable[[MeasuredRow], str]) -> dic
     for p in preds:
         groups[key(p.row)].append(p)
     return {
-        g: {"ttft_ape": _stats([p.ttft_ape for p in ps]), "tpot_ape": _stats([p.tpot_ape for p in ps])}
+        g: {
+            "ttft_ape": _stats([p.ttft_ape for p in ps]),
+            "tpot_ape": _stats([p.tpot_ape for p in ps]),
+        }
         for g, ps in sorted(groups.items())
     }
 
