@@ -70,7 +70,7 @@ class MeasuredRow:
     layout: Layout | None  # agg
     prefill_layout: Layout | None
     decode_layout: Layout | None
-    prefill_workers: int
+    prefill_workers: int  # 0 = not given in the file
     decode_workers: int
     prefill_batch: int | None
     decode_batch: int | None
@@ -143,8 +143,8 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
         layout=_layout(row, "") if mode == "agg" else None,
         prefill_layout=_layout(row, "prefill_") if mode == "disagg" else None,
         decode_layout=_layout(row, "decode_") if mode == "disagg" else None,
-        prefill_workers=_int(row, "prefill_num_workers", 1) or 1,
-        decode_workers=_int(row, "decode_num_workers", 1) or 1,
+        prefill_workers=_int(row, "prefill_num_workers", 0) or 0,
+        decode_workers=_int(row, "decode_num_workers", 0) or 0,
         prefill_batch=_int(row, "prefill_batch_size"),
         decode_batch=_int(row, "decode_batch_size"),
         ttft_ms=ttft,

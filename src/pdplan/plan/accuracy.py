@@ -12,7 +12,7 @@ from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.catalog.models import get_model
-from pdplan.errors import PdplanError
+from pdplan.errors import ConfigError, PdplanError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
@@ -88,7 +88,11 @@ def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
 
 def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
     pl, dl = row.prefill_layout, row.decode_layout
-    assert pl is not None and dl is not None
+    if pl is None or dl is None or not row.prefill_workers or not row.decode_workers:
+        raise ConfigError(
+            "disaggregated row without prefill/decode worker counts or layouts: "
+            "the deployment is not specified"
+        )
     kvd = kv_dtype_for(row)
     xfer = kv_transfer(
         model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic", prefill_layout=pl, decode_layout=dl
