@@ -1,0 +1,175 @@
+"""`pdplan simulate`: run the discrete-event cluster simulator on a trace or synthetic load."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from pdplan.errors import ConfigError, InputError
+from pdplan.sim import Arrivals, SimConfig, build_instances, parse_deployment, simulate
+
+from ._common import console, emit, kv_table
+
+__all__ = ["register"]
+
+
+def _cost_model(model: str, gpu: str) -> tuple[Any, Any]:
+    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token) from the real cost model."""
+    try:
+        from pdplan.catalog.gpus import get_gpu
+        from pdplan.catalog.models import get_model
+        from pdplan.perf.costmodel import CostModel
+        from pdplan.perf.memory import plan_memory
+    except ImportError as exc:
+        raise ConfigError(f"the cost model is not available in this build ({exc})") from exc
+    m, g = get_model(model), get_gpu(gpu)
+
+    def make(role: str, layout: Any) -> tuple[Any, int]:
+        return CostModel(m, g, layout), int(plan_memory(m, g, layout).kv_capacity_tokens)
+
+    return make, float(m.kv_bytes_per_token())
+
+
+def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
+    """A trace FILE (timestamps replayed) or 'poisson:rate=10,n=5000,isl=...,osl=...'."""
+    import pdplan.workload as wlmod
+
+    m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
+    if m is None:
+        if not Path(spec).exists():
+            raise InputError(
+                "no such workload file (or use poisson:rate=R,n=N,isl=..,osl=..)", path=spec
+            )
+        wl = wlmod.read_workload(spec)  # type: ignore[attr-defined]
+        return wl, Arrivals("trace" if wl.has_times else "poisson", duration_s=duration)
+    kw = dict(p.split("=", 1) for p in m.group(2).split(",") if "=" in p)
+    try:
+        n = int(kw.pop("n", "1000"))
+        rate = float(kw.pop("rate", "0") or 0)
+        conc = int(kw.pop("c", kw.pop("concurrency", "0")) or 0)
+    except ValueError as exc:
+        raise InputError(f"bad number in workload spec {spec!r}: {exc}") from exc
+    wl = wlmod.synthesize(n=n, **kw)  # type: ignore[attr-defined]
+    if m.group(1) == "closed":
+        return wl, Arrivals("closed", concurrency=conc or 1)
+    return wl, Arrivals("poisson", rate=rate, duration_s=duration)
+
+
+def _run(
+    model: str,
+    gpu: str,
+    deployment: str,
+    workload: str,
+    duration: float | None,
+    routing: str,
+    exact: bool,
+    slo_ttft: float,
+    slo_tpot: float,
+    chunk: int | None,
+    requests_out: str | None,
+    trace_out: str | None,
+    as_json: bool,
+) -> None:
+    pools = parse_deployment(deployment)
+    make, kvb = _cost_model(model, gpu)
+    insts = build_instances(pools, make, chunk_budget=chunk if pools[0].role == "agg" else None)
+    cfg = SimConfig(
+        instances=insts,
+        kv_bytes_per_token=kvb,
+        routing=routing,
+        exact=exact,
+        ttft_slo_s=slo_ttft,
+        tpot_slo_s=slo_tpot,
+        trace=trace_out is not None,
+    )
+    wl, arrivals = _workload(workload, duration)
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True, disable=as_json) as bar:
+        task = bar.add_task("simulating", total=len(wl))
+        res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
+    _write(res, requests_out, trace_out)
+    s = res.summary()
+    rows = [
+        (k, s[k])
+        for k in ("requests", "finished", "dropped", "throughput_rps", "goodput_rps", "preemptions")
+    ]
+    rows += [
+        (f"{m} p50/p99 (s)", f"{s[m]['p50']:.4f} / {s[m]['p99']:.4f}")
+        for m in ("ttft_s", "tpot_s", "itl_s", "e2e_s")
+    ]
+    rows.append(("SLO attainment", f"{s['slo']['attainment']:.3f}"))
+    emit(s, as_json, lambda c: c.print(kv_table(f"simulate {deployment}", rows)))
+
+
+def _write(res: Any, requests_out: str | None, trace_out: str | None) -> None:
+    if requests_out:
+        table = res.request_table()
+        try:
+            if requests_out.endswith(".parquet"):
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                pq.write_table(pa.table(table), requests_out)
+            else:
+                import numpy as np
+
+                cols = list(table)
+                np.savetxt(
+                    requests_out,
+                    np.column_stack([table[c] for c in cols]),
+                    delimiter=",",
+                    header=",".join(cols),
+                    comments="",
+                    fmt="%.9g",
+                )
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", path=requests_out) from exc
+    if trace_out:
+        try:
+            Path(trace_out).write_text(json.dumps(res.chrome_trace()))
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", path=trace_out) from exc
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("simulate")
+    def simulate_cmd(
+        model: str = typer.Option(..., "--model", help="model name from the catalog"),
+        gpu: str = typer.Option(..., "--gpu", help="GPU name from the catalog"),
+        deployment: str = typer.Option(
+            ..., "--deployment", help="'tp4x2' (agg) or '4P:tp4+8D:tp8' (xPyD)"
+        ),
+        workload: str = typer.Option(
+            ..., "--workload", help="trace FILE or 'poisson:rate=10,n=5000,isl=..,osl=..'"
+        ),
+        duration: float = typer.Option(None, "--duration", help="only arrivals before this (s)"),
+        routing: str = typer.Option("least_tokens", "--routing"),
+        exact: bool = typer.Option(False, "--exact", help="step every iteration (reference)"),
+        slo_ttft: float = typer.Option(2.0, "--slo-ttft", help="TTFT SLO, s"),
+        slo_tpot: float = typer.Option(0.1, "--slo-tpot", help="TPOT SLO, s"),
+        chunk: int = typer.Option(None, "--chunk", help="agg chunked-prefill token budget"),
+        requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
+        trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Simulate a deployment on a workload: tail TTFT / TPOT / ITL, SLO attainment, goodput."""
+        _run(
+            model,
+            gpu,
+            deployment,
+            workload,
+            duration,
+            routing,
+            exact,
+            slo_ttft,
+            slo_tpot,
+            chunk,
+            requests_out,
+            trace_out,
+            as_json,
+        )

@@ -1,0 +1,124 @@
+"""Entry points: simulate a config on a workload; the closed-loop helper `accuracy` calls."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from pdplan.errors import ConfigError
+from pdplan.sim.cluster import Arrivals, Simulator
+from pdplan.sim.config import InstanceSpec, SimConfig
+from pdplan.sim.metrics import SimResult
+from pdplan.workload.core import Workload
+
+__all__ = ["collect", "simulate", "simulate_closed_loop"]
+
+
+def collect(sim: Simulator, warmup: int = 0) -> SimResult:
+    """Freeze a finished Simulator into a SimResult."""
+    r = sim.req
+    cols = {
+        k: r.column(k)
+        for k in (
+            "arrival",
+            "pf_start",
+            "pf_end",
+            "xfer_s",
+            "first",
+            "finish",
+            "inp",
+            "out",
+            "hit",
+            "preempt",
+            "p_inst",
+            "d_inst",
+            "state",
+        )
+    }
+    arr = cols["arrival"]
+    start = float(np.nanmin(arr[warmup:])) if np.isfinite(arr[warmup:]).any() else 0.0
+    end = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else sim.loop.now
+    dur = max(end - start, 1e-12)
+    total = max(sim.loop.now, 1e-12)
+    return SimResult(
+        columns=cols,
+        itl=sim.itl,
+        duration_s=dur,
+        n_requests=sim.n_issued_max,
+        dropped=sim.dropped,
+        drop_reasons=dict(sim.drop_reasons),
+        preemptions=sim.preemptions,
+        little_l=sim.area / total,
+        instances=[_inst_stats(i, total) for i in sim.inst],
+        events=sim.loop.events_run,
+        slo=(sim.cfg.ttft_slo_s, sim.cfg.tpot_slo_s),
+        warmup=warmup,
+        trace_events=sim.tracer,
+        switches=sim.switch_log,
+    )
+
+
+def _inst_stats(inst: Any, total: float) -> dict[str, Any]:
+    s = inst.samples
+    return {
+        "index": inst.idx,
+        "name": inst.spec.name,
+        "role": inst.role,
+        "utilisation": inst.busy_s / total,
+        "mean_queue": float(np.mean([x[1] for x in s])) if s else 0.0,
+        "max_queue": max((x[1] for x in s), default=0),
+        "mean_running": float(np.mean([x[2] for x in s])) if s else 0.0,
+        "prefix_hit_blocks": inst.cache.hits if inst.cache is not None else 0,
+        "timeline": s,
+    }
+
+
+def simulate(
+    cfg: SimConfig,
+    wl: Workload,
+    arrivals: Arrivals | None = None,
+    *,
+    warmup: int = 0,
+    until: float = math.inf,
+    progress: Callable[[int, int], None] | None = None,
+) -> SimResult:
+    """Simulate `wl` on the cluster `cfg`; requests before index `warmup` are not measured."""
+    sim = Simulator(cfg, wl, arrivals)
+    sim.run(until, progress)
+    return collect(sim, warmup)
+
+
+def simulate_closed_loop(
+    instances: Sequence[InstanceSpec],
+    isl: int,
+    osl: int,
+    concurrency: int,
+    n_requests: int | None = None,
+    warmup: int | None = None,
+    **cfg_kw: Any,
+) -> dict[str, Any]:
+    """Predict a fixed-concurrency benchmark row: C clients, fixed ISL/OSL, closed loop.
+
+    Default n_requests = max(10*C, 200) and warmup = C (the first wave, which all starts at
+    t=0, is not measured). cfg_kw go to SimConfig (kv_bytes_per_token, routing, ...).
+    Returns SimResult.summary() (ttft_s, tpot_s, ... in seconds).
+    """
+    if isl < 1 or osl < 1 or concurrency < 1:
+        raise ConfigError(f"isl={isl}, osl={osl}, concurrency={concurrency} must all be >= 1")
+    n = n_requests or max(10 * concurrency, 200)
+    w = concurrency if warmup is None else warmup
+    if w >= n:
+        raise ConfigError(f"warmup={w} must be below n_requests={n}")
+    wl = Workload(np.full(n, isl, np.int32), np.full(n, osl, np.int32))
+    cfg = SimConfig(instances=tuple(instances), **cfg_kw)
+    res = simulate(cfg, wl, Arrivals("closed", concurrency=concurrency), warmup=w)
+    return res.summary()
+
+
+def with_exact(cfg: SimConfig, exact: bool = True) -> SimConfig:
+    """The same config in exact (step-every-iteration) or event-skipping mode."""
+    return replace(cfg, exact=exact)

@@ -1,0 +1,160 @@
+"""Simulator configuration: frozen per-instance specs, the cluster config and role switches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pdplan.errors import ConfigError
+from pdplan.perf.step import StepModel
+
+__all__ = [
+    "PREEMPTION_MODES",
+    "ROLES",
+    "ROUTINGS",
+    "TRANSFER_MODES",
+    "InstanceSpec",
+    "RoleSwitch",
+    "SimConfig",
+    "SwitchPolicy",
+]
+
+ROLES = ("agg", "prefill", "decode")
+ROUTINGS = ("round_robin", "least_tokens", "p2c", "prefix")
+PAIRINGS = ("round_robin", "least_tokens", "p2c", "local")
+TRANSFER_MODES = ("after", "layerwise")
+PREEMPTION_MODES = ("recompute", "swap")
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """One serving instance (an engine over `gpus` GPUs) as the simulator sees it.
+
+    role: "agg" (prefill + decode), "prefill" or "decode".
+    step_model: times one iteration (perf.step.StepModel), seconds.
+    max_batch: most sequences decoding (or prefilling, for a prefill role) at once.
+    kv_capacity_tokens: KV cache slots of the instance, tokens (perf.memory.plan_memory).
+    chunk_budget: agg: chunked prefill, token budget per iteration incl. decodes (vLLM
+        max_num_batched_tokens); None = prefill-first. prefill role: max tokens of one prompt
+        per step (chunking); None = whole prompts.
+    prefill_token_budget: most prompt tokens in one prefill-first / prefill-role batch.
+    node: placement; a P and a D on the same node move KV over NVLink.
+    gpus / nic_bytes_per_s / nvlink_bytes_per_s / pcie_bytes_per_s: per-GPU link speeds, B/s;
+        KV is sharded over the instance's GPUs, so each link carries bw * gpus.
+    prefix_cache_blocks: LRU prefix-cache capacity in blocks of the workload's block size
+        (0 = off).
+    """
+
+    role: str
+    step_model: StepModel
+    max_batch: int = 256
+    kv_capacity_tokens: int = 1_000_000
+    block_tokens: int = 16
+    chunk_budget: int | None = None
+    prefill_token_budget: int = 16384
+    node: int = 0
+    gpus: int = 1
+    nic_bytes_per_s: float = 400e9 / 8  # 400 Gb/s ConnectX-7 per GPU (NVIDIA HGX H200 spec)
+    nvlink_bytes_per_s: float = 450e9  # NVLink4 900 GB/s bidirectional per H100/H200 GPU
+    pcie_bytes_per_s: float = 64e9  # PCIe Gen5 x16, ~64 GB/s per direction
+    prefix_cache_blocks: int = 0
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ConfigError(f"instance role {self.role!r}; expected one of {', '.join(ROLES)}")
+        if self.max_batch < 1 or self.kv_capacity_tokens < 1 or self.gpus < 1:
+            raise ConfigError("max_batch, kv_capacity_tokens and gpus must be >= 1")
+        if self.chunk_budget is not None and self.chunk_budget < 1:
+            raise ConfigError(f"chunk_budget={self.chunk_budget} must be >= 1 or None")
+        if self.prefill_token_budget < 1:
+            raise ConfigError(f"prefill_token_budget={self.prefill_token_budget} must be >= 1")
+
+
+@dataclass(frozen=True)
+class RoleSwitch:
+    """At `time_s`, instance `instance` stops taking work, drains, then becomes `role`."""
+
+    time_s: float
+    instance: int
+    role: str
+
+
+class SwitchPolicy(Protocol):
+    """Decides role switches at intervals (the planner's dynamic mode supplies one).
+
+    decide(now_s, view) gets a list of per-instance dicts (role, queued_tokens, running,
+    waiting, outstanding_tokens) and returns switches to start now."""
+
+    interval_s: float
+
+    def decide(
+        self, now_s: float, view: list[dict[str, float | int | str]]
+    ) -> list[RoleSwitch]: ...
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """The whole simulated cluster.
+
+    kv_bytes_per_token: bytes one token's KV occupies (ModelSpec.kv_bytes_per_token), B.
+    kv_layers: layers whose KV is shipped (layer-by-layer transfer granularity).
+    routing: how a request picks its prefill / agg instance; pairing: how a finished prefill
+        picks its decode instance (separate policies, as in SGLang's router).
+    transfer_mode: "after" (KV moves once prefill completes) or "layerwise" (overlapped).
+    link_latency_s: one-way latency added to every KV transfer, s (RDMA ~ 10 us).
+    preemption: what a decode/agg instance does when KV runs out mid-generation.
+    swap_penalty: none; swap costs KV bytes / PCIe bandwidth each way.
+    exact: step every iteration (reference mode) instead of skipping between events.
+    ttft_slo_s / tpot_slo_s: SLO thresholds for attainment and goodput, s.
+    switch_cost_s: seconds an instance is unavailable while switching role.
+    sample_interval_s: period of the utilisation / queue-length timeline, s.
+    trace: collect a Chrome trace (slow; off by default).
+    """
+
+    instances: tuple[InstanceSpec, ...]
+    kv_bytes_per_token: float = 327_680.0  # Llama-3.1-70B bf16: 2*80*8*128*2 B
+    kv_layers: int = 80
+    routing: str = "least_tokens"
+    pairing: str = "least_tokens"
+    transfer_mode: str = "after"
+    link_latency_s: float = 10e-6  # RDMA one-way ~10 us (order of magnitude, IB NDR)
+    preemption: str = "recompute"
+    exact: bool = False
+    ttft_slo_s: float = 2.0
+    tpot_slo_s: float = 0.1
+    seed: int = 0
+    switch_cost_s: float = 5.0
+    switches: tuple[RoleSwitch, ...] = ()
+    policy: SwitchPolicy | None = field(default=None, compare=False)
+    sample_interval_s: float = 1.0
+    trace: bool = False
+
+    def __post_init__(self) -> None:
+        _check(self.routing, ROUTINGS, "routing")
+        _check(self.pairing, PAIRINGS, "pairing")
+        _check(self.transfer_mode, TRANSFER_MODES, "transfer mode")
+        _check(self.preemption, PREEMPTION_MODES, "preemption mode")
+        roles = {s.role for s in self.instances}
+        if not self.instances:
+            raise ConfigError("a cluster needs at least one instance")
+        if "agg" in roles and roles != {"agg"}:
+            raise ConfigError("mix of aggregated and disaggregated instances is not supported")
+        if roles != {"agg"} and not {"prefill", "decode"} <= roles | _switch_roles(self):
+            raise ConfigError("a disaggregated cluster needs >= 1 prefill and >= 1 decode instance")
+        for sw in self.switches:
+            if not 0 <= sw.instance < len(self.instances) or sw.role not in ("prefill", "decode"):
+                raise ConfigError(f"bad role switch {sw}: instance index or role out of range")
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.instances[0].role != "agg"
+
+
+def _switch_roles(cfg: SimConfig) -> set[str]:
+    return {s.role for s in cfg.switches}
+
+
+def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
+    if value not in allowed:
+        raise ConfigError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")

@@ -1,0 +1,163 @@
+"""Simulation results: per-request arrays, percentiles, SLO attainment, goodput, timelines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pdplan.sim.runs import RunLog
+from pdplan.sim.state import DONE, DROPPED
+
+__all__ = ["QUANTILES", "SimResult", "percentiles"]
+
+QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999}
+
+
+def percentiles(x: np.ndarray) -> dict[str, float]:
+    """mean, p50, p90, p99, p99.9 of x (NaN-free), seconds in, seconds out."""
+    x = x[np.isfinite(x)]
+    if not len(x):
+        return {"mean": float("nan"), **{k: float("nan") for k in QUANTILES}}
+    q = np.quantile(x, list(QUANTILES.values()))
+    return {"mean": float(x.mean()), **{k: float(v) for k, v in zip(QUANTILES, q, strict=True)}}
+
+
+@dataclass
+class SimResult:
+    """What a run produced. Times are seconds from the start of the run.
+
+    TTFT = first token at the client - arrival. Aggregated: queue + prefill (all chunks).
+    Disaggregated (as a client sees it through a PD proxy that hands the request to decode,
+    e.g. vLLM's toy proxy): prefill queue + prefill + KV transfer (+ link latency) + decode
+    admission wait + the first decode step, which emits the first token.
+    TPOT = (E2E - TTFT) / (output - 1); ITL = every gap between consecutive tokens.
+    """
+
+    columns: dict[str, np.ndarray]
+    itl: RunLog
+    duration_s: float
+    n_requests: int
+    dropped: int
+    drop_reasons: dict[str, int]
+    preemptions: int
+    little_l: float  # time-average number of requests in the system
+    instances: list[dict[str, Any]]
+    events: int
+    slo: tuple[float, float]
+    warmup: int = 0
+    trace_events: list[tuple] | None = None
+    switches: list[tuple[float, int, str]] = field(default_factory=list)
+
+    def metric(self, name: str) -> np.ndarray:
+        """ttft, tpot, e2e, queue (prefill queue wait) or xfer per measured request."""
+        c = self.columns
+        ok = (c["state"] == DONE) & (np.arange(len(c["state"])) >= self.warmup)
+        if name == "ttft":
+            v = c["first"] - c["arrival"]
+        elif name == "e2e":
+            v = c["finish"] - c["arrival"]
+        elif name == "tpot":
+            multi = c["out"] > 1
+            ok = ok & multi
+            v = (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1)
+        elif name == "queue":
+            v = c["pf_start"] - c["arrival"]
+        elif name == "xfer":
+            v = c["xfer_s"]
+        else:
+            raise KeyError(name)
+        return v[ok]
+
+    def attainment(self) -> tuple[float, int]:
+        """Share of measured requests meeting TTFT and TPOT SLOs at once, and their count.
+        Dropped requests count as missing; single-token outputs need only the TTFT SLO."""
+        c = self.columns
+        idx = np.arange(len(c["state"])) >= self.warmup
+        done = (c["state"] == DONE) & idx
+        ttft = c["first"] - c["arrival"]
+        tpot = np.where(c["out"] > 1, (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1), 0)
+        good = done & (ttft <= self.slo[0]) & (tpot <= self.slo[1])
+        denom = int(np.sum(done | ((c["state"] == DROPPED) & idx)))
+        return (float(good.sum()) / denom if denom else float("nan")), int(good.sum())
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready summary (seconds, requests/s, tokens/s)."""
+        c = self.columns
+        done = int(np.sum(c["state"] == DONE))
+        e2e = self.metric("e2e")
+        att, good = self.attainment()
+        out_tok = float(np.sum(c["out"][c["state"] == DONE]))
+        dur = self.duration_s
+        q = self.itl.quantiles(list(QUANTILES.values()))
+        return {
+            "requests": self.n_requests,
+            "finished": done,
+            "dropped": self.dropped,
+            "drop_reasons": self.drop_reasons,
+            "unfinished": self.n_requests - done - self.dropped,
+            "duration_s": dur,
+            "throughput_rps": done / dur if dur > 0 else float("nan"),
+            "output_tokens_per_s": out_tok / dur if dur > 0 else float("nan"),
+            "ttft_s": percentiles(self.metric("ttft")),
+            "tpot_s": percentiles(self.metric("tpot")),
+            "itl_s": {"mean": self.itl.mean(), **dict(zip(QUANTILES, q, strict=True))},
+            "e2e_s": percentiles(e2e),
+            "queue_s": percentiles(self.metric("queue")),
+            "kv_transfer_s": percentiles(self.metric("xfer")),
+            "preemptions": self.preemptions,
+            "slo": {"ttft_s": self.slo[0], "tpot_s": self.slo[1], "attainment": att},
+            "goodput_rps": good / dur if dur > 0 else float("nan"),
+            "little": {
+                "L_time_avg": self.little_l,
+                "lambda_W": (done + self.dropped) / dur * float(np.mean(e2e))
+                if len(e2e) and dur > 0
+                else float("nan"),
+            },
+            "instances": [{k: v for k, v in i.items() if k != "timeline"} for i in self.instances],
+            "role_switches": [{"t_s": t, "instance": i, "role": r} for t, i, r in self.switches],
+            "events": self.events,
+        }
+
+    def request_table(self) -> dict[str, np.ndarray]:
+        """Per-request rows (for CSV / Parquet), NaN where a stage did not happen."""
+        c = self.columns
+        keys = (
+            "arrival",
+            "inp",
+            "out",
+            "hit",
+            "p_inst",
+            "d_inst",
+            "pf_start",
+            "pf_end",
+            "xfer_s",
+            "first",
+            "finish",
+            "preempt",
+            "state",
+        )
+        t = {k: c[k] for k in keys}
+        t["ttft"] = c["first"] - c["arrival"]
+        t["tpot"] = np.where(
+            c["out"] > 1, (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1), np.nan
+        )
+        t["e2e"] = c["finish"] - c["arrival"]
+        return t
+
+    def chrome_trace(self) -> dict[str, Any]:
+        """Chrome trace-event JSON (chrome://tracing, Perfetto): one track per instance."""
+        ev = [
+            {
+                "name": kind,
+                "ph": "X",
+                "pid": 0,
+                "tid": idx,
+                "ts": t * 1e6,
+                "dur": d * 1e6,
+                "args": {"tokens_or_steps": n, "batch": b},
+            }
+            for idx, kind, t, d, n, b in (self.trace_events or [])
+        ]
+        return {"traceEvents": ev, "displayTimeUnit": "ms"}

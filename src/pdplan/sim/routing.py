@@ -1,0 +1,67 @@
+"""Routing policies: which prefill / agg instance takes a request, which decode pairs with it."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pdplan.sim.engine import Instance
+
+__all__ = ["Router"]
+
+# Prefix affinity gives way to load when the best-matching instance has more than this many
+# outstanding tokens above the least-loaded one (SGLang cache_aware's balance threshold idea;
+# the value is ours, not SGLang's default).
+AFFINITY_SLACK_TOKENS = 32768
+
+
+class Router:
+    """Stateful chooser (round-robin counter, seeded RNG for power-of-two choices)."""
+
+    def __init__(self, policy: str, seed: int) -> None:
+        self.policy = policy
+        self._rr = 0
+        self._rng = random.Random(seed)
+
+    def choose(
+        self, cands: Sequence[Instance], hashes: Sequence[int] = (), near: Instance | None = None
+    ) -> Instance:
+        """Pick one of cands (non-empty). `hashes`: the request's prefix blocks; `near`: the
+        prefill instance, for the "local" pairing policy."""
+        p = self.policy
+        if len(cands) == 1:
+            return cands[0]
+        if p == "round_robin":
+            self._rr += 1
+            return cands[self._rr % len(cands)]
+        if p == "p2c":
+            a, b = self._rng.sample(range(len(cands)), 2)
+            ia, ib = cands[a], cands[b]
+            return ia if ia.outstanding <= ib.outstanding else ib
+        if p == "prefix" and hashes:
+            return _affinity(cands, hashes)
+        if p == "local" and near is not None:
+            same = [c for c in cands if c.spec.node == near.spec.node]
+            if same:
+                return min(same, key=_load)
+        return min(cands, key=_load)
+
+
+def _load(inst: Instance) -> int:
+    return inst.outstanding
+
+
+def _affinity(cands: Sequence[Instance], hashes: Sequence[int]) -> Instance:
+    """Most cached leading blocks wins, unless it is much busier than the least loaded."""
+    best, best_m = None, -1
+    for c in cands:
+        m = c.cache.match(hashes) if c.cache is not None else 0
+        if m > best_m or (m == best_m and best is not None and c.outstanding < best.outstanding):
+            best, best_m = c, m
+    least = min(cands, key=_load)
+    assert best is not None
+    if best_m == 0 or best.outstanding > least.outstanding + AFFINITY_SLACK_TOKENS:
+        return least
+    return best

@@ -1,0 +1,151 @@
+"""Hand-computed single requests, KV link contention, prefix cache, routing, deployments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pdplan.errors import ConfigError
+from pdplan.perf.step import LinearStepModel
+from pdplan.sim import Arrivals, InstanceSpec, SimConfig, parse_deployment, simulate
+from pdplan.sim.cache import PrefixCache
+from pdplan.workload.core import Workload
+
+STEP = LinearStepModel(base_s=0.01, per_token_s=0.001)  # prefill 100 tok = 0.11 s, decode 0.011 s
+
+
+def _one(inp: list[int], out: list[int], times: list[float]) -> Workload:
+    return Workload(np.array(inp, np.int32), np.array(out, np.int32), np.array(times))
+
+
+def test_aggregated_single_request_by_hand() -> None:
+    cfg = SimConfig(instances=(InstanceSpec("agg", STEP),))
+    res = simulate(cfg, _one([100], [5], [0.0]))
+    # TTFT = prefill 0.01 + 100*0.001; then 4 decode steps of 0.01 + 0.001*1
+    assert res.metric("ttft")[0] == pytest.approx(0.11)
+    assert res.metric("tpot")[0] == pytest.approx(0.011)
+    assert res.metric("e2e")[0] == pytest.approx(0.11 + 4 * 0.011)
+
+
+def _disagg(nic: float = 1e6, same_node: bool = False) -> SimConfig:
+    p = InstanceSpec("prefill", STEP, node=0, nic_bytes_per_s=nic, nvlink_bytes_per_s=10 * nic)
+    d = InstanceSpec(
+        "decode",
+        LinearStepModel(base_s=0.02),
+        node=0 if same_node else 1,
+        nic_bytes_per_s=nic,
+        nvlink_bytes_per_s=10 * nic,
+    )
+    return SimConfig(instances=(p, d), kv_bytes_per_token=1000, link_latency_s=0.001)
+
+
+def test_disaggregated_ttft_includes_transfer_and_first_decode_step() -> None:
+    res = simulate(_disagg(), _one([100], [5], [0.0]))
+    # prefill 0.11 + KV 100*1000 B / 1e6 B/s = 0.1 + latency 0.001 + first decode step 0.02
+    assert res.metric("ttft")[0] == pytest.approx(0.231)
+    assert res.metric("xfer")[0] == pytest.approx(0.101)
+    assert res.metric("tpot")[0] == pytest.approx(0.02)
+
+
+def test_same_node_uses_nvlink() -> None:
+    res = simulate(_disagg(same_node=True), _one([100], [5], [0.0]))
+    assert res.metric("xfer")[0] == pytest.approx(0.01 + 0.001)  # 1e5 B at 1e7 B/s
+
+
+def test_concurrent_transfers_share_the_link() -> None:
+    # two prefill instances finish at 0.11 s; both KV streams enter one decode NIC (1e6 B/s)
+    base = _disagg()
+    p2 = InstanceSpec("prefill", STEP, node=2, nic_bytes_per_s=1e6)
+    cfg = SimConfig(
+        instances=(base.instances[0], p2, base.instances[1]),
+        kv_bytes_per_token=1000,
+        link_latency_s=0.001,
+    )
+    res = simulate(cfg, _one([100, 100], [5, 5], [0.0, 0.0]))
+    assert sorted(res.columns["p_inst"]) == [0, 1]
+    assert np.allclose(res.metric("xfer"), 0.2 + 0.001)
+
+
+def test_layerwise_transfer_overlaps_prefill() -> None:
+    cfg = SimConfig(
+        instances=_disagg(nic=1e7).instances,
+        kv_bytes_per_token=1000,
+        link_latency_s=0.0,
+        transfer_mode="layerwise",
+        kv_layers=10,
+    )
+    res = simulate(cfg, _one([100], [5], [0.0]))
+    # 1e5 B at 1e7 B/s = 0.01 s < prefill 0.11 s: only the last layer (1e4 B) trails: 0.001 s
+    assert res.metric("xfer")[0] == pytest.approx(0.001)
+
+
+def test_prefix_cache_hit_removes_prefill_work() -> None:
+    wl = Workload(
+        np.array([1024, 1024], np.int32),
+        np.array([2, 2], np.int32),
+        np.array([0.0, 10.0]),
+        hash_offsets=np.array([0, 2, 4]),
+        hash_ids=np.array([7, 8, 7, 9]),
+        block_tokens=512,
+    )
+    inst = InstanceSpec("agg", STEP, prefix_cache_blocks=100)
+    res = simulate(SimConfig(instances=(inst,), routing="prefix"), wl)
+    ttft = res.metric("ttft")
+    assert ttft[0] == pytest.approx(0.01 + 1.024)
+    assert ttft[1] == pytest.approx(0.01 + 0.512)  # first block cached
+    assert list(res.columns["hit"]) == [0, 512]
+
+
+def test_lru_cache_evicts_oldest() -> None:
+    c = PrefixCache(2)
+    c.insert([1, 2])
+    assert c.lookup([1]) == 1  # refreshes 1
+    c.insert([3])  # evicts 2
+    assert c.match([1]) == 1 and c.match([2]) == 0 and c.match([3]) == 1
+
+
+@pytest.mark.parametrize("policy", ["round_robin", "least_tokens", "p2c"])
+def test_routing_spreads_simultaneous_requests(policy: str) -> None:
+    insts = tuple(InstanceSpec("agg", STEP) for _ in range(4))
+    wl = _one([100] * 8, [3] * 8, [0.0] * 8)
+    res = simulate(SimConfig(instances=insts, routing=policy), wl)
+    counts = np.bincount(res.columns["p_inst"], minlength=4)
+    assert counts.sum() == 8 and counts.max() <= (4 if policy == "p2c" else 2)
+
+
+def test_closed_loop_keeps_concurrency() -> None:
+    cfg = SimConfig(instances=(InstanceSpec("agg", STEP, max_batch=1),))
+    wl = Workload(np.full(6, 100, np.int32), np.full(6, 1, np.int32))
+    res = simulate(cfg, wl, Arrivals("closed", concurrency=2))
+    # batch 1 at a time: prefill 0.11 s each; two clients keep the queue at one waiting
+    assert np.allclose(np.sort(res.columns["finish"]), 0.11 * np.arange(1, 7))
+
+
+def test_role_switch_drains_then_changes_role() -> None:
+    from pdplan.sim import RoleSwitch
+
+    base = _disagg(nic=1e9)
+    insts = (*base.instances, base.instances[0])
+    cfg = SimConfig(
+        instances=insts,
+        kv_bytes_per_token=1000,
+        switch_cost_s=1.0,
+        switches=(RoleSwitch(0.05, 2, "decode"),),
+    )
+    res = simulate(cfg, _one([100] * 4, [5] * 4, [0.0, 0.0, 2.0, 2.0]))
+    assert res.switches and res.switches[0][1:] == (2, "decode")
+    assert res.switches[0][0] >= 1.05
+    assert res.summary()["finished"] == 4
+
+
+def test_deployment_parsing() -> None:
+    pools = parse_deployment("4P:tp4+8D:tp8-pp2")
+    assert [(p.role, p.count, p.layout.gpus) for p in pools] == [
+        ("prefill", 4, 4),
+        ("decode", 8, 16),
+    ]
+    assert parse_deployment("tp4x2")[0].count == 2
+    with pytest.raises(ConfigError, match="P pool and a D pool"):
+        parse_deployment("4P:tp4")
+    with pytest.raises(ConfigError, match="cannot read pool"):
+        parse_deployment("4Q:tp4+2D:tp8")
