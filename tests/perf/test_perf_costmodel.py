@@ -79,3 +79,18 @@ def test_efficiency_is_data_per_engine() -> None:
     assert get_efficiency("vllm").chunked is True
     with pytest.raises(ConfigError, match="unknown engine"):
         get_efficiency("tgi")
+
+
+@pytest.mark.parametrize(
+    "name", ["llama-3.1-70b", "gpt-oss-120b", "qwen3.5-397b-a17b", "deepseek-v3"]
+)
+def test_fast_step_time_equals_the_breakdown(name: str) -> None:
+    m = get_model(name)
+    lay = Layout(tp=8, ep=8) if m.is_moe else Layout(tp=8)
+    cm = CostModel(m, get_gpu("h200"), lay, "vllm", weight_dtype="fp8")
+    for shape in (
+        BatchShape(4096, causal_pairs(4096), 1),
+        BatchShape(0, 0.0, 0, 64, 64 * 3000),
+        BatchShape(2048, 2 * causal_pairs(1024, 512), 2, 100, 100 * 5000),
+    ):
+        assert cm.step_time(shape) == pytest.approx(cm.breakdown(shape).total, rel=1e-12)

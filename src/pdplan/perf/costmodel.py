@@ -74,11 +74,46 @@ class CostModel:
             kvb=dtype_bytes(kv_dtype),
         )
         self._decode_cache: dict[int, tuple[float, float]] = {}
+        self._token_cache: dict[int, tuple[float, float, float]] = {}
+        self._lm_cache: dict[int, float] = {}
+        self._attn = [
+            (cls.kind, count, lc.attn_coeffs(model, cls.kind, layout, self.eff, self._hw))
+            for cls, count in self._classes
+        ]
+        # fast path of step_time when every layer is full attention (no window / linear)
+        self._simple_attn = all(k == "full" for k, _, _ in self._attn)
+        self._grp = layout.dp * layout.cp
+        self._pair_s = sum(c * co[0] for _, c, co in self._attn)
+        self._ctx_s = sum(c * co[1] for _, c, co in self._attn)
+        self._fixed_overhead = self.eff.step_s + (
+            self.eff.kernel_s * self.eff.kernels_per_layer * model.num_layers
+        )
+        self._fixed_cache: dict[int, float] = {}
 
     # ---- StepModel protocol ------------------------------------------------------------------
     def step_time(self, shape: BatchShape) -> float:
-        """Seconds of one iteration computing `shape` (all pipeline stages in sequence)."""
-        return self.breakdown(shape).total
+        """Seconds of one iteration computing `shape` (all pipeline stages in sequence).
+        Same sum as breakdown(shape).total, written flat: the simulator calls it per event."""
+        tokens = shape.prefill_tokens + shape.decode_seqs
+        if tokens <= 0:
+            return 0.0
+        fixed = self._fixed_cache.get(tokens)
+        if fixed is None:
+            fixed = sum(self._token_parts(tokens)) + self._fixed_overhead
+            self._fixed_cache[tokens] = fixed
+        rows = shape.decode_seqs + shape.prefill_seqs
+        if self._simple_attn:  # full-attention layers only: pairs * a + ctx * b, summed
+            grp = self._grp
+            attn = shape.prefill_pairs / grp * self._pair_s
+            if shape.decode_seqs:
+                attn += shape.decode_ctx / grp * self._ctx_s
+        else:
+            m, lay, eff, hw = self.model, self.layout, self.eff, self._hw
+            attn = sum(
+                count * lc.attention_time(kind, co, m, lay, eff, hw, shape)
+                for kind, count, co in self._attn
+            )
+        return fixed + attn + self._lm_head(rows) + self.eff.seq_s * rows
 
     def decode_affine(self, batch: int) -> tuple[float, float]:
         """(a, c) with step_time ~= a + c * decode_ctx for a pure-decode batch of `batch`."""
@@ -94,34 +129,63 @@ class CostModel:
         return out
 
     # ---- convenience -------------------------------------------------------------------------
+    def _token_parts(self, tokens: int) -> tuple[float, float, float]:
+        """(gemm, moe, comm) seconds of a step of `tokens` tokens: the parts that depend on the
+        token count alone, memoised per count (the simulator asks for few distinct counts)."""
+        hit = self._token_cache.get(tokens)
+        if hit is None:
+            parts = lc.Parts()
+            for cls, count in self._classes:
+                lc.add_token_parts(
+                    parts,
+                    cls,
+                    count,
+                    self.model,
+                    self.layout,
+                    self.eff,
+                    self._hw,
+                    self._links,
+                    tokens,
+                )
+            pp = (self.layout.pp - 1) * self._links.p2p(
+                tokens / self.layout.dp * self.model.hidden_size * ACT_BYTES
+            )
+            hit = (parts.gemm, parts.moe, parts.comm + pp)
+            self._token_cache[tokens] = hit
+        return hit
+
+    def _lm_head(self, rows: int) -> float:
+        hit = self._lm_cache.get(rows)
+        if hit is None:
+            m, lay = self.model, self.layout
+            hit = lc.gemm_time(
+                rows / lay.dp,
+                m.hidden_size,
+                m.vocab_size / lay.tp,
+                2.0,
+                self._hw.attn_flops,
+                self._hw.hbm,
+                self.eff,
+            )
+            self._lm_cache[rows] = hit
+        return hit
+
     def breakdown(self, shape: BatchShape) -> StepBreakdown:
-        m, lay, eff, hw = self.model, self.layout, self.eff, self._hw
+        """Seconds of one step of `shape` by op family."""
         tokens = shape.tokens
         if tokens <= 0:
             return StepBreakdown(0, 0, 0, 0, 0, 0)
-        parts = lc.Parts()
-        for cls, count in self._classes:
-            lc.add_layer(parts, cls, count, m, lay, eff, hw, self._links, shape)
-        rows = shape.decode_seqs + shape.prefill_seqs  # rows that need logits
-        lm = lc.gemm_time(
-            rows / lay.dp, m.hidden_size, m.vocab_size / lay.tp, 2.0, hw.attn_flops, hw.hbm, eff
+        gemm, moe, comm = self._token_parts(tokens)
+        m, lay, eff, hw = self.model, self.layout, self.eff, self._hw
+        attn = sum(
+            count * lc.attention_time(kind, co, m, lay, eff, hw, shape)
+            for kind, count, co in self._attn
         )
-        pp_comm = (lay.pp - 1) * self._links.p2p(tokens / lay.dp * m.hidden_size * ACT_BYTES)
+        rows = shape.decode_seqs + shape.prefill_seqs  # rows that need logits
         # fixed per-step framework time + per-layer kernel latency + per-sequence CPU work
         # (scheduler bookkeeping, sampling, detokenise) for every running sequence
-        overhead = (
-            eff.step_s
-            + eff.kernel_s * eff.kernels_per_layer * m.num_layers
-            + eff.seq_s * (shape.decode_seqs + shape.prefill_seqs)
-        )
-        return StepBreakdown(
-            gemm=parts.gemm,
-            attention=parts.attention,
-            moe=parts.moe,
-            comm=parts.comm + pp_comm,
-            lm_head=lm,
-            overhead=overhead,
-        )
+        overhead = self._fixed_overhead + eff.seq_s * rows
+        return StepBreakdown(gemm, attn, moe, comm, self._lm_head(rows), overhead)
 
     def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:
         """Seconds to prefill `batch` prompts of `isl` new tokens each, in chunks of the

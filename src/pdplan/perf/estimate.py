@@ -78,12 +78,14 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     """Chunked prefill mixed with decode (vLLM, TensorRT-LLM): cohorts of k prompts each take
     `steps` mixed iterations; a cycle lasts N = max(osl - 1 + steps, n_cohorts * steps)
     iterations, of which a share f carries a prefill chunk."""
-    budget = max(1, int(cm.eff.prefill_chunk))
-    k, steps = _prefill_plan(isl, clients, budget)
-    n_cohorts = math.ceil(clients / k)
-    n_steps = max(osl - 1 + steps, n_cohorts * steps)
+    batch = float(clients)
+    for _ in range(3):  # the running decodes use part of each iteration's token budget
+        budget = max(1, int(cm.eff.prefill_chunk) - round(batch))
+        k, steps = _prefill_plan(isl, clients, budget)
+        n_cohorts = math.ceil(clients / k)
+        n_steps = max(osl - 1 + steps, n_cohorts * steps)
+        batch = clients * (osl - 1) / n_steps  # mean running decodes per iteration
     f = n_cohorts * steps / n_steps  # share of iterations carrying prefill work
-    batch = clients * (osl - 1) / n_steps  # mean running decodes per iteration
     t_dec = cm.decode_step(max(1, round(batch)), ctx) if osl > 1 else 0.0
     chunk_tokens = min(k * isl, budget)
     t_mix = (
@@ -97,10 +99,21 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     wait_steps = n_steps - (osl - 1) - steps
     # + half an iteration: a returning cohort lands mid-iteration and waits for the next one
     ttft = steps * t_mix + wait_steps * avg + 0.5 * avg
-    # first round: all clients arrive at once; cohort j gets its first token after (j+1)*steps
-    # mixed iterations (decodes of earlier cohorts ride along): mean (n_cohorts+1)/2 cohorts
-    first = (n_cohorts + 1) / 2.0 * steps * t_mix
-    return ttft, (avg if osl > 1 else t_dec), batch, f, first
+    return ttft, (avg if osl > 1 else t_dec), batch, f, _first_round(cm, isl, clients, ctx)
+
+
+def _first_round(cm: CostModel, isl: int, clients: int, ctx: float) -> float:
+    """Mean TTFT of the start-up round: all C prompts arrive at once and are packed into
+    full-budget iterations, n = ceil(C * isl / budget); the decodes of already-prefilled
+    requests ride along (C / 2 on average); prompt j's first token comes after the iteration
+    holding its last token, so the mean is (n + 1) / 2 iterations."""
+    budget = max(1, int(cm.eff.prefill_chunk))
+    total = clients * isl
+    n_iter = math.ceil(total / budget)
+    tokens = min(budget, total)
+    seqs = max(1, min(clients, math.ceil(tokens / isl)))
+    t_it = _chunk_step(cm, tokens, seqs, isl, clients / 2.0 if n_iter > 1 else 0.0, ctx)
+    return (n_iter + 1) / 2.0 * t_it
 
 
 def _agg_prefill_first(

@@ -12,7 +12,17 @@ from pdplan.perf import collectives as coll
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.step import BatchShape
 
-__all__ = ["Hardware", "LayerClass", "Links", "Parts", "add_layer", "gemm_time", "layer_classes"]
+__all__ = [
+    "Hardware",
+    "LayerClass",
+    "Links",
+    "Parts",
+    "add_token_parts",
+    "attention_time",
+    "attn_coeffs",
+    "gemm_time",
+    "layer_classes",
+]
 
 ACT = 2.0  # BF16 activation bytes
 
@@ -138,7 +148,7 @@ def gemm_time(
     return max(flops / (peak * eta_c), nbytes / (hbm * eff.mem_eta))
 
 
-def add_layer(
+def add_token_parts(
     parts: Parts,
     cls: LayerClass,
     count: int,
@@ -147,24 +157,72 @@ def add_layer(
     eff: Efficiency,
     hw: Hardware,
     links: Links,
-    shape: BatchShape,
+    tokens: float,
 ) -> None:
-    """Add `count` layers of class `cls` for one step of `shape` to `parts` (seconds)."""
-    t_attn_tokens = shape.tokens / lay.dp  # tokens per DP-attention group
-    parts.gemm += count * _attn_proj(model, cls.kind, t_attn_tokens, lay, eff, hw)
-    parts.attention += count * _attn_core(model, cls.kind, shape, lay, eff, hw)
+    """Add the parts of `count` layers that depend only on the step's token count: the
+    attention projections, the dense or MoE FFN and their collectives (seconds)."""
+    t_grp = tokens / lay.dp  # tokens per DP-attention group
+    parts.gemm += count * _attn_proj(model, cls.kind, t_grp, lay, eff, hw)
     h = model.hidden_size
     if cls.moe:
-        parts.moe += count * _moe_ffn(model, shape.tokens, lay, eff, hw)
-        parts.comm += count * _moe_comm(model, shape.tokens, lay, links)
+        parts.moe += count * _moe_ffn(model, tokens, lay, eff, hw)
+        parts.comm += count * _moe_comm(model, tokens, lay, links)
     else:
         w = model.intermediate_size
         parts.gemm += count * (
-            gemm_time(t_attn_tokens, h, 2 * w / lay.tp, hw.wb, hw.gemm_flops, hw.hbm, eff)
-            + gemm_time(t_attn_tokens, w / lay.tp, h, hw.wb, hw.gemm_flops, hw.hbm, eff)
+            gemm_time(t_grp, h, 2 * w / lay.tp, hw.wb, hw.gemm_flops, hw.hbm, eff)
+            + gemm_time(t_grp, w / lay.tp, h, hw.wb, hw.gemm_flops, hw.hbm, eff)
         )
-        parts.comm += count * links.all_reduce(t_attn_tokens * h * ACT, lay.tp)
-    parts.comm += count * links.all_reduce(t_attn_tokens * h * ACT, lay.tp)  # after attention
+        parts.comm += count * links.all_reduce(t_grp * h * ACT, lay.tp)
+    parts.comm += count * links.all_reduce(t_grp * h * ACT, lay.tp)  # after attention
+
+
+def attn_coeffs(
+    model: ModelSpec, kind: str, lay: Layout, eff: Efficiency, hw: Hardware
+) -> tuple[float, float]:
+    """(seconds per causal query-key pair in prefill, seconds per context token read in
+    decode) of one attention layer on one GPU; both are linear, so a step's attention is
+    pairs * a + ctx * b (per DP group and CP rank). Linear-attention layers return (0, 0)."""
+    if kind == "linear":
+        return 0.0, 0.0
+    heads = model.num_heads / lay.tp
+    if model.mla is not None:
+        a = model.mla
+        # prefill: MHA over decompressed K/V: QK (qk_head_dim) + PV (v_head_dim) MACs per pair
+        pf = 2.0 * heads * (a.qk_head_dim + a.v_head_dim)
+        # decode (weight absorption, DeepSeek-V2 s2.1): scores over latent+rope, values over
+        # latent; the latent is replicated on every TP rank, so each rank reads all of it
+        df = 2.0 * heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
+        kv = (a.kv_lora_rank + a.qk_rope_head_dim) * hw.kvb
+    else:
+        hd = model.head_dim
+        pf = 4.0 * heads * hd  # QK^T and PV: 2 FLOPs per MAC, 2 matmuls
+        df = 4.0 * heads * hd
+        kv = 2 * max(1.0, model.num_kv_heads / lay.tp) * hd * hw.kvb  # KV heads replicate
+    per_pair = pf / (hw.attn_flops * eff.attn_eta)
+    per_ctx = max(df / (hw.attn_flops * eff.attn_eta), kv / (hw.hbm * eff.attn_mem_eta))
+    return per_pair, per_ctx
+
+
+def attention_time(
+    kind: str,
+    coeffs: tuple[float, float],
+    model: ModelSpec,
+    lay: Layout,
+    eff: Efficiency,
+    hw: Hardware,
+    shape: BatchShape,
+) -> float:
+    """One layer's attention core for `shape`; sliding layers cap each query at the window."""
+    if kind == "linear":
+        return _linear_attn(model, shape, lay, eff, hw)
+    pairs = shape.prefill_pairs / lay.dp / lay.cp
+    ctx = shape.decode_ctx / lay.dp / lay.cp if shape.decode_seqs else 0.0
+    w = model.sliding_window
+    if kind == "sliding" and w:
+        pairs = min(pairs, shape.prefill_tokens / lay.dp * w)
+        ctx = min(ctx, shape.decode_seqs / lay.dp * w)
+    return pairs * coeffs[0] + ctx * coeffs[1]
 
 
 def _attn_proj(
@@ -175,39 +233,6 @@ def _attn_proj(
     h = model.hidden_size
     # treat as a GEMM of k = hidden, n = params / hidden (same FLOPs and weight bytes)
     return gemm_time(tokens, h, params / h, hw.wb, hw.gemm_flops, hw.hbm, eff)
-
-
-def _attn_core(
-    model: ModelSpec, kind: str, shape: BatchShape, lay: Layout, eff: Efficiency, hw: Hardware
-) -> float:
-    """Attention scores and values: prefill FLOP-bound, decode KV-read-bound."""
-    heads = model.num_heads / lay.tp
-    pairs = shape.prefill_pairs / lay.dp / lay.cp
-    ctx = shape.decode_ctx / lay.dp / lay.cp
-    w = model.sliding_window
-    if kind == "sliding" and w:
-        pairs = min(pairs, shape.prefill_tokens / lay.dp * w)
-        ctx = min(ctx, shape.decode_seqs / lay.dp * w)
-    if kind == "linear":
-        return _linear_attn(model, shape, lay, eff, hw)
-    if model.mla is not None:
-        a = model.mla
-        # prefill: MHA over decompressed K/V: QK (qk_head_dim) + PV (v_head_dim) MACs per pair
-        pf = 2.0 * pairs * heads * (a.qk_head_dim + a.v_head_dim)
-        # decode (weight absorption, DeepSeek-V2 s2.1): scores over latent+rope, values over latent
-        df = 2.0 * ctx * heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
-        kv_bytes = (
-            ctx * (a.kv_lora_rank + a.qk_rope_head_dim) * hw.kvb
-        )  # latent replicated per rank
-    else:
-        hd = model.head_dim
-        pf = 4.0 * pairs * heads * hd  # QK^T and PV: 2 FLOPs per MAC, 2 matmuls
-        df = 4.0 * ctx * heads * hd
-        kv_heads = max(1.0, model.num_kv_heads / lay.tp)
-        kv_bytes = ctx * 2 * kv_heads * hd * hw.kvb
-    t_prefill = pf / (hw.attn_flops * eff.attn_eta) if pf else 0.0
-    t_decode = max(df / (hw.attn_flops * eff.attn_eta), kv_bytes / (hw.hbm * eff.attn_mem_eta))
-    return t_prefill + (t_decode if shape.decode_seqs else 0.0)
 
 
 def _linear_attn(
