@@ -30,7 +30,7 @@ def test_reads_layout_and_concurrency(tmp_path: Path) -> None:
     )
     (row,) = list(read_measured(p))
     assert isinstance(row, MeasuredRow)
-    assert row.concurrency == 64  # the benchmark's clients, not the engine batch setting
+    assert row.concurrency == 64  # clients of one instance: batch_size 32 x attention DP 2
     assert (row.layout.tp, row.layout.dp, row.layout.ep, row.layout.etp) == (2, 2, 4, 1)
     assert row.weight_dtype == "fp8"
 

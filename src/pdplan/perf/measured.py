@@ -66,7 +66,7 @@ class MeasuredRow:
     osl: int
     weight_dtype: str | None
     moe_dtype: str | None
-    concurrency: int | None  # closed-loop clients (silicon_concurrency, else batch_size)
+    concurrency: int | None  # closed-loop clients of one instance (see _concurrency)
     layout: Layout | None  # agg
     prefill_layout: Layout | None
     decode_layout: Layout | None
@@ -105,14 +105,23 @@ def _layout(row: dict[str, str], prefix: str) -> Layout | None:
 
 
 def _concurrency(row: dict[str, str]) -> int | None:
-    """Clients of the closed loop: `silicon_concurrency=N` in the source note is what the
-    benchmark ran (for 184 agg rows it differs from batch_size, the engine's batch setting);
-    else batch_size (agg) or decode_batch_size x decode_num_workers (disagg)."""
+    """Closed-loop clients of ONE instance.
+
+    Agg rows: batch_size is the clients per attention-DP rank, so one instance serves
+    batch_size x attention_dp_size; `silicon_concurrency=N` in the source note is the
+    benchmark's total over the whole deployment, which for 184 rows spans several replicas
+    (N = batch x dp x replicas, e.g. 32 TP2 replicas of Qwen3-32B on a GB200 rack). Disagg
+    rows: the total clients (silicon_concurrency), else decode_batch_size x workers.
+    """
     m = re.search(r"silicon_concurrency=(\d+)", row.get("silicon_data_source") or "")
-    if m:
-        return int(m.group(1))
+    total = int(m.group(1)) if m else None
     if (row.get("mode") or "").strip() == "agg":
-        return _int(row, "batch_size")
+        b = _int(row, "batch_size")
+        if b:
+            return b * (_int(row, "attention_dp_size") or 1)
+        return total
+    if total:
+        return total
     db = _int(row, "decode_batch_size")
     return db * (_int(row, "decode_num_workers", 1) or 1) if db else None
 
