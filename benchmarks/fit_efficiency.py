@@ -43,6 +43,7 @@ BOUNDS = {
     "bench_rounds": (1.0, 20.0, True),
 }
 NAMES = list(BOUNDS)
+METHOD = {"name": "estimate"}
 
 
 def to_params(x: np.ndarray) -> dict[str, float]:
@@ -83,6 +84,16 @@ def load_rows(engine: str) -> list[tuple[MeasuredRow, object, object]]:
 
 def predict(rows, eff) -> np.ndarray:  # type: ignore[no-untyped-def]
     out = np.empty((len(rows), 2))
+    if METHOD["name"] == "sim":
+        from pdplan.plan.accuracy_sim import simulate_measured_row
+
+        for i, (r, _, _) in enumerate(rows):
+            try:
+                p = simulate_measured_row(r, eff)
+                out[i] = (p.ttft_ms / r.ttft_ms, p.tpot_ms / r.tpot_ms)
+            except Exception:
+                out[i] = (np.nan, np.nan)
+        return out
     for i, (r, m, g) in enumerate(rows):
         kvd = kv_dtype_for(r)
         try:
@@ -105,7 +116,8 @@ def loss(x, rows, base) -> float:  # type: ignore[no-untyped-def]
     eff = replace(base, **to_params(x))
     ratio = predict(rows, eff)
     err = np.abs(np.log(np.where(np.isfinite(ratio), ratio, 10.0)))
-    return float(np.mean(np.minimum(err, 1.5)))
+    # Cauchy loss on log error (scale 0.2): robust to the rows no model explains
+    return float(np.mean(np.log1p((err / 0.2) ** 2)))
 
 
 def report(rows, eff, label: str) -> None:  # type: ignore[no-untyped-def]
@@ -124,8 +136,18 @@ def main() -> int:
     ap.add_argument("--engine", default="vllm")
     ap.add_argument("--maxiter", type=int, default=3)
     ap.add_argument("--cv", action="store_true")
+    ap.add_argument("--method", choices=("estimate", "sim"), default="estimate")
+    ap.add_argument("--params", default="", help="comma-separated subset of parameters to fit")
+    ap.add_argument("--subsample", type=int, default=1, help="use every k-th row")
     a = ap.parse_args()
-    rows = load_rows(a.engine)
+    METHOD["name"] = a.method
+    if a.params:
+        keep = a.params.split(",")
+        for n in list(BOUNDS):
+            if n not in keep:
+                del BOUNDS[n]
+        NAMES[:] = list(BOUNDS)
+    rows = load_rows(a.engine)[:: a.subsample]
     base = get_efficiency(a.engine)
     report(rows, base, "current")
     res = minimize(

@@ -8,6 +8,7 @@ from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError
 from pdplan.perf.costmodel import CostModel
+from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import plan_memory
 from pdplan.plan.accuracy import Prediction, kv_dtype_for
@@ -20,29 +21,42 @@ __all__ = ["MAX_SIM_REQUESTS", "simulate_measured_row"]
 MAX_SIM_REQUESTS = 20_000
 
 
-def _instance(row: MeasuredRow, role: str, layout_kind: str) -> tuple[InstanceSpec, CostModel]:
+def _instance(
+    row: MeasuredRow, role: str, layout_kind: str, eff: Efficiency | None = None
+) -> tuple[InstanceSpec, CostModel]:
     model, gpu = get_model(row.model_path), get_gpu(row.system)
-    lay = row.layout if layout_kind == "agg" else (
-        row.prefill_layout if layout_kind == "prefill" else row.decode_layout)
+    lay = (
+        row.layout
+        if layout_kind == "agg"
+        else (row.prefill_layout if layout_kind == "prefill" else row.decode_layout)
+    )
     if lay is None:
         raise ConfigError("row has no layout for its mode")
     kvd = kv_dtype_for(row)
-    cm = CostModel(model, gpu, lay, row.backend, row.weight_dtype, kvd, moe_dtype=row.moe_dtype)
-    mem = plan_memory(model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype,
-                      context=row.isl + row.osl)
+    cm = CostModel(
+        model, gpu, lay, row.backend, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, eff=eff
+    )
+    mem = plan_memory(
+        model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, context=row.isl + row.osl
+    )
     eff = cm.eff
     chunk = int(eff.prefill_chunk) if (eff.chunked and role == "agg") else None
     spec = InstanceSpec(
-        role=role, step_model=cm, max_batch=max(1, row.concurrency or 1),
-        kv_capacity_tokens=mem.kv_capacity_tokens, chunk_budget=chunk,
-        prefill_token_budget=int(eff.prefill_chunk), gpus=lay.gpus,
-        nic_bytes_per_s=gpu.nic_bytes_per_s, nvlink_bytes_per_s=gpu.scaleup_bytes_per_s,
+        role=role,
+        step_model=cm,
+        max_batch=max(1, row.concurrency or 1),
+        kv_capacity_tokens=mem.kv_capacity_tokens,
+        chunk_budget=chunk,
+        prefill_token_budget=int(eff.prefill_chunk),
+        gpus=lay.gpus,
+        nic_bytes_per_s=gpu.nic_bytes_per_s,
+        nvlink_bytes_per_s=gpu.scaleup_bytes_per_s,
         name=f"{role}-{lay}",
     )
     return spec, cm
 
 
-def simulate_measured_row(row: MeasuredRow) -> Prediction:
+def simulate_measured_row(row: MeasuredRow, eff: Efficiency | None = None) -> Prediction:
     """Simulate `row`'s benchmark: C closed-loop clients, fixed ISL/OSL, rounds x C requests
     with the start-up round included (as the benchmark's mean includes it), plus the engine's
     per-request frontend overhead on TTFT (perf/data/efficiency.yaml)."""
@@ -50,7 +64,7 @@ def simulate_measured_row(row: MeasuredRow) -> Prediction:
     if not conc:
         raise ConfigError("row has no concurrency")
     if row.mode == "agg":
-        spec, cm = _instance(row, "agg", "agg")
+        spec, cm = _instance(row, "agg", "agg", eff)
         instances = [spec]
     else:
         if not row.prefill_workers or not row.decode_workers:
@@ -58,14 +72,19 @@ def simulate_measured_row(row: MeasuredRow) -> Prediction:
                 "disaggregated row without prefill/decode worker counts or layouts: "
                 "the deployment is not specified"
             )
-        p, cm = _instance(row, "prefill", "prefill")
-        d, _ = _instance(row, "decode", "decode")
+        p, cm = _instance(row, "prefill", "prefill", eff)
+        d, _ = _instance(row, "decode", "decode", eff)
         instances = [p] * row.prefill_workers + [d] * row.decode_workers
     model = get_model(row.model_path)
     rounds = max(1.0, cm.eff.bench_rounds)
     n = min(MAX_SIM_REQUESTS, max(conc + 1, math.ceil(rounds * conc)))
     out = simulate_closed_loop(
-        instances, row.isl, row.osl, conc, n_requests=n, warmup=0,
+        instances,
+        row.isl,
+        row.osl,
+        conc,
+        n_requests=n,
+        warmup=0,
         kv_bytes_per_token=model.kv_bytes_per_token(kv_dtype_for(row)),
         kv_layers=model.num_layers,
     )
