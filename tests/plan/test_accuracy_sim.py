@@ -1,0 +1,60 @@
+"""accuracy --simulate: a measured row predicted by simulating its closed loop."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdplan.parallel.layout import Layout
+from pdplan.perf.measured import MeasuredRow
+from pdplan.plan.accuracy import predict_row
+from pdplan.plan.accuracy_sim import simulate_measured_row
+
+
+def _row(concurrency: int, osl: int = 128) -> MeasuredRow:
+    return MeasuredRow(
+        line=2,
+        row_id="t",
+        backend="vllm",
+        version="",
+        model_path="meta-llama/Llama-3.1-8B",
+        system="h100_sxm",
+        mode="agg",
+        isl=1024,
+        osl=osl,
+        weight_dtype=None,
+        moe_dtype=None,
+        concurrency=concurrency,
+        layout=Layout(tp=1),
+        prefill_layout=None,
+        decode_layout=None,
+        prefill_workers=0,
+        decode_workers=0,
+        prefill_batch=None,
+        decode_batch=None,
+        ttft_ms=100.0,
+        tpot_ms=10.0,
+    )
+
+
+def test_single_client_simulation_agrees_with_the_estimate() -> None:
+    sim, est = simulate_measured_row(_row(1)), predict_row(_row(1))
+    # one client: no queueing; both are one prefill + frontend overhead, then lone decodes
+    assert sim.ttft_ms == pytest.approx(est.ttft_ms, rel=0.15)
+    assert sim.tpot_ms == pytest.approx(est.tpot_ms, rel=0.1)
+
+
+def test_more_clients_cost_latency() -> None:
+    lo, hi = simulate_measured_row(_row(4)), simulate_measured_row(_row(64))
+    assert hi.tpot_ms > lo.tpot_ms and hi.ttft_ms > lo.ttft_ms
+
+
+def test_disagg_row_without_workers_is_refused() -> None:
+    from dataclasses import replace
+
+    from pdplan.errors import ConfigError
+
+    row = replace(
+        _row(8), mode="disagg", layout=None, prefill_layout=Layout(tp=1), decode_layout=Layout(tp=1)
+    )
+    with pytest.raises(ConfigError, match="not specified"):
+        simulate_measured_row(row)
