@@ -47,6 +47,7 @@ _COMMAND_MODULES = (
     "accuracy",
     "workload",
     "simulate",
+    "catalog",
 )
 
 

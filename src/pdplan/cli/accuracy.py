@@ -29,8 +29,9 @@ def accuracy_cmd(
             if m not in rep:
                 continue
             t = Table(title=f"{m} rows: absolute % error ({rep['method']})")
-            for c in ("group", "rows", "TTFT median", "TTFT p90", "TPOT median", "TPOT p90"):
-                t.add_column(c, justify="right" if c != "group" else "left")
+            t.add_column("group", no_wrap=True)
+            for c in ("rows", "TTFT med", "TTFT p90", "TPOT med", "TPOT p90"):
+                t.add_column(c, justify="right")
             sec = rep[m]
             groups = [("all", sec["overall"])]
             for k in ("by_system", "by_backend", "by_model"):

@@ -17,8 +17,9 @@ from ._common import console, emit, kv_table
 __all__ = ["register"]
 
 
-def _cost_model(model: str, gpu: str) -> tuple[Any, Any]:
-    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token) from the real cost model."""
+def _cost_model(model: str, gpu: str) -> tuple[Any, float, float]:
+    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU) from
+    the real cost model and the catalog."""
     try:
         from pdplan.catalog.gpus import get_gpu
         from pdplan.catalog.models import get_model
@@ -31,7 +32,7 @@ def _cost_model(model: str, gpu: str) -> tuple[Any, Any]:
     def make(role: str, layout: Any) -> tuple[Any, int]:
         return CostModel(m, g, layout), int(plan_memory(m, g, layout).kv_capacity_tokens)
 
-    return make, float(m.kv_bytes_per_token())
+    return make, float(m.kv_bytes_per_token()), float(g.nic_bytes_per_s)
 
 
 def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
@@ -53,7 +54,11 @@ def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
         conc = int(kw.pop("c", kw.pop("concurrency", "0")) or 0)
     except ValueError as exc:
         raise InputError(f"bad number in workload spec {spec!r}: {exc}") from exc
-    wl = wlmod.synthesize(n=n, **kw)  # type: ignore[attr-defined]
+    lengths = {"input": kw.pop("isl", kw.pop("input", "1024")), "output": "256"}
+    lengths["output"] = kw.pop("osl", kw.pop("output", "256"))
+    if kw:
+        raise InputError(f"unknown key(s) {', '.join(kw)} in workload spec {spec!r}")
+    wl = wlmod.synthesize(n=n, rate=rate or 1.0, **lengths)  # type: ignore[attr-defined]
     if m.group(1) == "closed":
         return wl, Arrivals("closed", concurrency=conc or 1)
     return wl, Arrivals("poisson", rate=rate, duration_s=duration)
@@ -75,8 +80,9 @@ def _run(
     as_json: bool,
 ) -> None:
     pools = parse_deployment(deployment)
-    make, kvb = _cost_model(model, gpu)
-    insts = build_instances(pools, make, chunk_budget=chunk if pools[0].role == "agg" else None)
+    make, kvb, nic = _cost_model(model, gpu)
+    chunk_budget = chunk if pools[0].role == "agg" else None
+    insts = build_instances(pools, make, chunk_budget=chunk_budget, nic_bytes_per_s=nic)
     cfg = SimConfig(
         instances=insts,
         kv_bytes_per_token=kvb,
@@ -93,7 +99,10 @@ def _run(
         task = bar.add_task("simulating", total=len(wl))
         res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
     _write(res, requests_out, trace_out)
-    s = res.summary()
+    _show(res.summary(), deployment, as_json)
+
+
+def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
     rows = [
         (k, s[k])
         for k in ("requests", "finished", "dropped", "throughput_rps", "goodput_rps", "preemptions")

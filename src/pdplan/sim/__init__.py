@@ -1,7 +1,8 @@
 """L3 discrete-event cluster simulator (no I/O): agg / xPyD instances, KV transfer, metrics."""
 
 from pdplan.sim.api import collect, simulate, simulate_closed_loop, with_exact
-from pdplan.sim.cluster import Arrivals, Simulator
+from pdplan.sim.arrivals import Arrivals
+from pdplan.sim.cluster import Simulator
 from pdplan.sim.config import InstanceSpec, RoleSwitch, SimConfig, SwitchPolicy
 from pdplan.sim.deploy import Pool, build_instances, parse_deployment
 from pdplan.sim.kernel import EventLoop, SimulationError

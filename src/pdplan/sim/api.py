@@ -18,27 +18,15 @@ from pdplan.workload.core import Workload
 __all__ = ["collect", "simulate", "simulate_closed_loop"]
 
 
+# per-request fields a SimResult keeps (numpy views of Requests' columns)
+_COLUMNS = tuple("arrival pf_start pf_end xfer_s first finish inp out hit preempt p_inst".split())
+_COLUMNS += ("d_inst", "state")
+
+
 def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     """Freeze a finished Simulator into a SimResult."""
     r = sim.req
-    cols = {
-        k: r.column(k)
-        for k in (
-            "arrival",
-            "pf_start",
-            "pf_end",
-            "xfer_s",
-            "first",
-            "finish",
-            "inp",
-            "out",
-            "hit",
-            "preempt",
-            "p_inst",
-            "d_inst",
-            "state",
-        )
-    }
+    cols = {k: r.column(k) for k in _COLUMNS}
     arr = cols["arrival"]
     start = float(np.nanmin(arr[warmup:])) if np.isfinite(arr[warmup:]).any() else 0.0
     end = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else sim.loop.now
@@ -63,15 +51,15 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
 
 
 def _inst_stats(inst: Any, total: float) -> dict[str, Any]:
-    s = inst.samples
+    s = np.array(inst.samples, dtype=np.float64).reshape(-1, 4)  # (t, queued, running, kv)
     return {
         "index": inst.idx,
         "name": inst.spec.name,
         "role": inst.role,
         "utilisation": inst.busy_s / total,
-        "mean_queue": float(np.mean([x[1] for x in s])) if s else 0.0,
-        "max_queue": max((x[1] for x in s), default=0),
-        "mean_running": float(np.mean([x[2] for x in s])) if s else 0.0,
+        "mean_queue": float(s[:, 1].mean()) if len(s) else 0.0,
+        "max_queue": int(s[:, 1].max()) if len(s) else 0,
+        "mean_running": float(s[:, 2].mean()) if len(s) else 0.0,
         "prefix_hit_blocks": inst.cache.hits if inst.cache is not None else 0,
         "timeline": s,
     }
@@ -89,7 +77,9 @@ def simulate(
     """Simulate `wl` on the cluster `cfg`; requests before index `warmup` are not measured."""
     sim = Simulator(cfg, wl, arrivals)
     sim.run(until, progress)
-    return collect(sim, warmup)
+    res = collect(sim, warmup)
+    sim.release()  # drop per-request state the result does not view (Simulator has cycles)
+    return res
 
 
 def simulate_closed_loop(

@@ -3,73 +3,49 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-
-import numpy as np
+from heapq import heappush
 
 from pdplan.errors import ConfigError
-from pdplan.sim.config import RoleSwitch, SimConfig
+from pdplan.sim.arrivals import Arrivals
+from pdplan.sim.config import SimConfig
 from pdplan.sim.engine import Instance
 from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, PRIO_NETWORK, EventLoop
 from pdplan.sim.network import Network
-from pdplan.sim.routing import Router
+from pdplan.sim.routing import Router, least_loaded
 from pdplan.sim.runs import RunLog
 from pdplan.sim.state import DONE, DROPPED, RUNNING, Requests
+from pdplan.sim.switching import SwitchingMixin
 from pdplan.workload.core import Workload
 
 __all__ = ["Arrivals", "Simulator"]
 
 
-@dataclass(frozen=True)
-class Arrivals:
-    """How requests enter: "trace" (the workload's timestamps), "poisson" (open loop at
-    `rate` req/s, seeded), or "closed" (`concurrency` clients, each sends its next request
-    `think_s` after its previous one finishes; what fixed-concurrency benchmarks measure).
-    `duration_s`: only requests arriving before it are sent (open loop)."""
-
-    mode: str = "trace"
-    rate: float | None = None
-    concurrency: int | None = None
-    think_s: float = 0.0
-    duration_s: float | None = None
-
-    def times(self, wl: Workload, seed: int) -> np.ndarray | None:
-        """Arrival times for open-loop modes (None for closed loop)."""
-        if self.mode == "closed":
-            if not self.concurrency or self.concurrency < 1:
-                raise ConfigError("closed-loop arrivals need concurrency >= 1")
-            return None
-        if self.mode == "poisson":
-            if not self.rate or self.rate <= 0:
-                raise ConfigError("poisson arrivals need rate > 0 (requests/s)")
-            gaps = np.random.default_rng(seed).exponential(1.0 / self.rate, len(wl))
-            t = np.cumsum(gaps)
-        elif self.mode == "trace":
-            if wl.arrival_s is None:
-                raise ConfigError("the workload has no timestamps; give a rate or concurrency")
-            t = np.asarray(wl.arrival_s, dtype=np.float64)
-        else:
-            raise ConfigError(f"unknown arrival mode {self.mode!r}; trace, poisson or closed")
-        if self.duration_s is not None:
-            t = t[t < self.duration_s]
-        return t
-
-
-class Simulator:
+class Simulator(SwitchingMixin):
     """Wires instances, router, network and metrics together; `run()` then `result()`."""
+
+    __slots__ = tuple(
+        "_hashes _heap _last_t _least_pair _least_route _next _seq _times _times_l "
+        "_unrouted _until area arrivals cap_limit cfg d_cands drop_reasons dropped "
+        "finished inst itl loop n_issued_max net nsys p_cands pairer preemptions req "
+        "router switch_log tracer wl ".split()
+    )
 
     def __init__(self, cfg: SimConfig, wl: Workload, arrivals: Arrivals | None = None) -> None:
         self.cfg, self.wl = cfg, wl
         self.arrivals = arrivals or Arrivals()
         self.loop = EventLoop()
+        self._heap, self._seq = self.loop.heap, self.loop.seq
         self.req = Requests(wl.input_len, wl.output_len)
+        self.itl = RunLog()
+        self.tracer: list[tuple] | None = [] if cfg.trace else None
         self.inst = [Instance(i, s, self) for i, s in enumerate(cfg.instances)]
         self.net = Network(self)
         self.router, self.pairer = Router(cfg.routing, cfg.seed), Router(cfg.pairing, cfg.seed + 1)
-        self.itl = RunLog()
-        self.tracer: list[tuple] | None = [] if cfg.trace else None
+        self._least_pair = cfg.pairing == "least_tokens"
+        self._least_route = cfg.routing == "least_tokens"
         self.preemptions = self.finished = self.dropped = 0
         self.drop_reasons: dict[str, int] = {}
         self.switch_log: list[tuple[float, int, str]] = []
@@ -82,6 +58,7 @@ class Simulator:
         self._times = self.arrivals.times(wl, cfg.seed)
         self.n_issued_max = len(wl) if self._times is None else len(self._times)
         self._next = 0
+        self._until = math.inf
         self._start()
 
     # ---- setup -----------------------------------------------------------------------------
@@ -92,7 +69,8 @@ class Simulator:
             for _ in range(c):
                 self._issue(0.0)
         elif self.n_issued_max:
-            sched(float(self._times[0]), PRIO_ARRIVAL, self._arrive_chain, 0)
+            self._times_l = memoryview(array("d", self._times))  # fast scalar access
+            sched(self._times_l[0], PRIO_ARRIVAL, self._arrive_chain, 0)
         for sw in self.cfg.switches:
             sched(sw.time_s, PRIO_CONTROL, self._begin_switch, sw)
         pol = self.cfg.policy
@@ -113,11 +91,24 @@ class Simulator:
             self.loop.schedule(t, PRIO_ARRIVAL, self._arrive, rid)
 
     def _arrive_chain(self, rid: int) -> None:
-        nxt = rid + 1
-        if nxt < self.n_issued_max:
-            self.loop.schedule(float(self._times[nxt]), PRIO_ARRIVAL, self._arrive_chain, nxt)
-        self._next = nxt
-        self._arrive(rid)
+        """Open-loop arrivals in time order. Those due before any other event (and within
+        the run's `until`) are taken in this one call instead of one heap event each."""
+        times, heap, loop, nmax = self._times_l, self._heap, self.loop, self.n_issued_max
+        while True:
+            self._next = rid + 1
+            self._arrive(rid)
+            rid += 1
+            if rid >= nmax:
+                return
+            t = times[rid]
+            top = heap[0] if heap else None
+            if t > self._until or (
+                top and (top[0] < t or (top[0] == t and top[1] <= PRIO_ARRIVAL))
+            ):
+                heappush(heap, (t, PRIO_ARRIVAL, next(self._seq), self._arrive_chain, rid))
+                return
+            loop.now = t
+            loop.events_run += 1
 
     # ---- request path ----------------------------------------------------------------------
     def _count(self, delta: int) -> None:
@@ -127,10 +118,12 @@ class Simulator:
         self.nsys += delta
 
     def _arrive(self, rid: int) -> None:
-        r = self.req
-        r.arrival[rid] = self.loop.now
+        r, now = self.req, self.loop.now
+        r.arrival[rid] = now
         r.state[rid] = RUNNING
-        self._count(1)
+        self.area += self.nsys * (now - self._last_t)  # Little's law: integral of N(t) dt
+        self._last_t = now
+        self.nsys += 1
         i, o = r.inp[rid], r.out[rid]
         if i < 1 or o < 1:
             return self._drop(rid, "empty prompt or output")
@@ -144,20 +137,25 @@ class Simulator:
 
     def _route(self, rid: int) -> None:
         r = self.req
-        hashes = self.wl.hashes(rid).tolist() if self._hashes else ()
-        inst = self.router.choose(self.p_cands, hashes)
-        if r.inp[rid] > inst.cap:
+        inp = r.inp[rid]
+        if self._hashes:
+            hashes = self.wl.hashes(rid).tolist()
+            inst = self.router.choose(self.p_cands, hashes)
+        elif self._least_route:
+            hashes, inst = (), least_loaded(self.p_cands)
+        else:
+            hashes, inst = (), self.router.choose(self.p_cands)
+        if inp > inst.cap:
             return self._drop(rid, "prompt exceeds the prefill instance's KV capacity")
         r.p_inst[rid] = inst.idx
         hit = 0
-        if inst.cache is not None and hashes:
+        if hashes and inst.cache is not None:
             blocks = inst.cache.lookup(hashes)
-            hit = min(blocks * self.wl.block_tokens, r.inp[rid] - 1)
+            hit = min(blocks * self.wl.block_tokens, inp - 1)
             inst.cache.insert(hashes)
-        r.hit[rid] = hit
-        r.pdone[rid] = hit
-        r.todo[rid] = r.inp[rid] - hit
-        inst.outstanding += r.inp[rid] + (r.out[rid] if inst.role == "agg" else 0)
+            r.hit[rid] = r.pdone[rid] = hit
+        r.todo[rid] = inp - hit
+        inst.outstanding += inp + (r.out[rid] if inst.role == "agg" else 0)
         inst.submit_prefill(rid)
         return None
 
@@ -168,11 +166,6 @@ class Simulator:
         self._count(-1)
         if self._times is None:
             self._issue(self.loop.now + self.arrivals.think_s)
-
-    def on_prefill_start(self, rid: int, inst: Instance) -> None:
-        r = self.req
-        if r.pf_start[rid] != r.pf_start[rid]:  # NaN: first chunk
-            r.pf_start[rid] = self.loop.now
 
     def on_prefill_batch(
         self, inst: Instance, batch: list[tuple[int, int, int]], start: float, end: float
@@ -192,96 +185,60 @@ class Simulator:
         r.pf_end[rid] = now
         inst.outstanding -= r.inp[rid]
         if r.d_inst[rid] < 0:
-            self._pair(rid, inst)
+            self._pair(rid, inst, r)
 
-    def _pair(self, rid: int, p: Instance) -> None:
-        r = self.req
+    def _pair(self, rid: int, p: Instance, r: Requests | None = None) -> None:
+        """Choose the decode instance of a prefilled request and queue it there."""
+        r = r or self.req
         if not self.d_cands:
             raise ConfigError("no decode instance is available (all draining or switching)")
-        d = self.pairer.choose(self.d_cands, near=p)
+        if self._least_pair:
+            d = least_loaded(self.d_cands)
+        else:
+            d = self.pairer.choose(self.d_cands, near=p)
         r.d_inst[rid] = d.idx
         d.outstanding += r.out[rid]
-        d.offer(rid)
+        d.jq.append(rid)  # Instance.offer, inlined
+        d._admit_transfers()
 
-    def start_transfer(self, rid: int, d: Instance) -> None:
-        r = self.req
-        p = self.inst[r.p_inst[rid]]
-        self.net.start(rid, p, d, r.ctx0[rid] * self.cfg.kv_bytes_per_token)
-
-    def on_transfer_done(self, rid: int, p: Instance, d: Instance, start: float) -> None:
+    def on_transfer_done(self, rid: int, p: Instance, d: Instance, t_bytes: float) -> None:
+        """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
         r, now = self.req, self.loop.now
-        p.release(r.ctx0[rid])
-        end = nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise
+        p.kv_used -= r.ctx0[rid]  # Instance.release, inlined: the prefill side frees its KV
+        if p.pq or p.draining:
+            p.kick()
+        nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise
+        t = now
         if nb:  # the last layer's KV can only leave after the prefill ends
             last = r.ctx0[rid] * self.cfg.kv_bytes_per_token / self.cfg.kv_layers
-            nb += last / (p.spec.gpus * p.spec.nic_bytes_per_s)  # one layer over the NIC
+            end = nb + last / (p.spec.gpus * p.spec.nic_bytes_per_s)  # one layer over the NIC
+            if end > t_bytes:
+                t = end + self.cfg.link_latency_s
         else:
-            end = r.pf_end[rid]
-        t = max(now, nb) + self.cfg.link_latency_s
-        r.xfer_s[rid] = t - end  # KV transfer time after prefill, as TTFT sees it
-        self.loop.schedule(t, PRIO_NETWORK, d.deliver, rid)
-
-    def on_first_token(self, rid: int, now: float) -> None:
-        self.req.first[rid] = now
+            nb = r.pf_end[rid]
+        r.xfer_s[rid] = t - nb  # KV transfer time after prefill, as TTFT sees it
+        if t > now:
+            self.loop.schedule(t, PRIO_NETWORK, d.deliver, rid)
+        else:
+            d.deliver(rid)
 
     def on_finish(self, rid: int, inst: Instance, now: float) -> None:
         r = self.req
         r.finish[rid] = now
         r.state[rid] = DONE
         self.finished += 1
-        self._count(-1)
+        t = self.loop.now
+        self.area += self.nsys * (t - self._last_t)  # Little's law: integral of N(t) dt
+        self._last_t = t
+        self.nsys -= 1
         inst.outstanding -= r.out[rid] + (r.inp[rid] if inst.role == "agg" else 0)
         if self._times is None:
             self._issue(now + self.arrivals.think_s)
 
-    # ---- role switching --------------------------------------------------------------------
-    def _begin_switch(self, sw: RoleSwitch) -> None:
-        inst = self.inst[sw.instance]
-        if inst.role == sw.role or inst.role == "agg":
-            return
-        inst.draining, inst.next_role = True, sw.role
-        self._refresh_candidates()
-        if not inst.busy:
-            self.check_drained(inst)
-
-    def check_drained(self, inst: Instance) -> None:
-        """Called by an idle draining instance: go offline for switch_cost_s once empty."""
-        if inst.pq or inst.jq or inst.ready or inst.inflight or inst.B or inst.kv_used:
-            return
-        inst.draining, inst.offline = False, True
-        self.loop.schedule(
-            self.loop.now + self.cfg.switch_cost_s, PRIO_CONTROL, self._end_switch, inst
-        )
-
-    def _end_switch(self, inst: Instance) -> None:
-        inst.offline = False
-        inst.role = inst.next_role or inst.role
-        inst.next_role = None
-        self.switch_log.append((self.loop.now, inst.idx, inst.role))
-        self._refresh_candidates()
-        while self._unrouted and self.p_cands:
-            self._route(self._unrouted.popleft())
-
-    def _policy_tick(self, _: object) -> None:
-        pol = self.cfg.policy
-        assert pol is not None
-        view = [
-            {
-                "role": i.role,
-                "queued_tokens": sum(self.req.todo[x] for x in i.pq),
-                "waiting": len(i.pq) + len(i.jq),
-                "running": i.B,
-                "outstanding_tokens": i.outstanding,
-                "draining": int(i.draining or i.offline),
-            }
-            for i in self.inst
-        ]
-        for sw in pol.decide(self.loop.now, view):
-            self._begin_switch(sw)
-        if self.finished + self.dropped < self.n_issued_max:
-            self.loop.schedule(
-                self.loop.now + pol.interval_s, PRIO_CONTROL, self._policy_tick, None
-            )
+    def release(self) -> None:
+        """Drop the request arrays and instances once results are collected."""
+        self.req = None  # type: ignore[assignment]
+        self.inst = self.p_cands = self.d_cands = []
 
     # ---- driving ---------------------------------------------------------------------------
     def run(
@@ -289,6 +246,9 @@ class Simulator:
     ) -> None:
         """Run to completion (or `until` seconds); progress(done, total) every ~50k events."""
         loop = self.loop
+        self._until = until
+        if progress is None and until == math.inf:
+            loop.run()  # all events in one tight loop
         while len(loop) and loop.peek_time() <= until:
             loop.run(until, max_events=50_000)
             if progress is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape
@@ -14,9 +15,13 @@ if TYPE_CHECKING:
 
 __all__ = ["DecodeMixin"]
 
+_NONE: list[int] = []  # shared empty run_fresh (never mutated)
+
 
 class DecodeMixin:
     """Methods of Instance that move the decode batch (see design-notes s3)."""
+
+    __slots__ = ()
 
     def _affine_of(self: Instance, b: int) -> tuple[float, float]:
         ac = self._affine.get(b)
@@ -24,57 +29,75 @@ class DecodeMixin:
             ac = self._affine[b] = self.model.decode_affine(b)
         return ac
 
-    def _join(self: Instance, rid: int) -> None:
-        """rid enters the running batch at boundary K with its KV (already reserved)."""
-        r = self.sim.req
-        ctx = r.ctx0[rid]
-        left = r.out[rid] - r.gen[rid]
-        r.k0[rid] = self.K
-        heapq.heappush(self.fin, (self.K + left, rid, r.epoch[rid]))
-        self.order.append(rid)
-        self.running.add(rid)
-        self.B += 1
-        self.C += ctx
-        if r.gen[rid] == 0:
-            self.fresh.append(rid)
+    def _join_ready(self: Instance) -> None:
+        """Requests in `ready` enter the running batch at boundary K (KV already reserved)."""
+        r, k, ready = self.sim.req, self.K, self.ready
+        while ready:
+            rid = ready.popleft()
+            g = r.gen[rid]
+            r.k0[rid] = k
+            heappush(self.fin, (k + r.out[rid] - g, rid, r.epoch[rid]))
+            self.order.append(rid)
+            self.running.add(rid)
+            self.B += 1
+            self.C += r.ctx0[rid]
+            if g == 0:
+                self.fresh.append(rid)
+
+    def _cut(self: Instance) -> int:
+        """Steps the batch will have completed at its next step boundary."""
+        if not self.busy:
+            return 0
+        if self.in_run and self.run_n > 1:
+            c = self.run_c
+            return 1 + steps_within(self.loop.now - self.tK, self.run_a, c * self.B, c * self.C)
+        return 1
 
     def _admit_transfers(self: Instance) -> None:
-        """Admit queued requests while KV and batch slots allow (FIFO, head-of-line)."""
-        r, sim = self.sim.req, self.sim
-        cut = 0
-        if self.busy:  # KV the batch will have written by the next step boundary
-            cut = 1
-            if self.in_run and self.run_n > 1:
-                cut += steps_within(
-                    sim.loop.now - self.tK, self.run_a, self.run_c * self.B, self.run_c * self.C
-                )
-        proj = self.B * (cut + 1)  # ... plus the step after it
+        """Admit queued requests while KV and batch slots allow (FIFO, head-of-line). KV must
+        fit with what the batch writes up to its next boundary plus one more step."""
+        r, jq, cap, b = self.sim.req, self.jq, self.cap, self.B
+        slots = self.spec.max_batch - (b + self.inflight + len(self.ready) + self.prefilling)
+        bound = b * ((self.run_n if self.in_run else 1) + 1) if self.busy else b  # >= proj
+        cut = -1
         admitted = False
-        while self.jq:
-            rid = self.jq[0]
+        while jq and slots > 0:
+            rid = jq[0]
             need = r.ctx0[rid]
-            if self.B + self.inflight + len(self.ready) + self.prefilling >= self.spec.max_batch:
-                return
-            if self.kv_used + need + proj + 1 > self.cap:
-                return
-            self.jq.popleft()
+            if self.kv_used + need + bound + 1 > cap:
+                if cut < 0:
+                    cut = self._cut()
+                if self.kv_used + need + b * (cut + 1) + 1 > cap:
+                    break
+            jq.popleft()
             admitted = True
+            slots -= 1
             self.kv_used += need
-            if rid in self.swapped:
-                self.swapped.discard(rid)
-                self.stall += (
-                    need
-                    * sim.cfg.kv_bytes_per_token
-                    / (self.spec.pcie_bytes_per_s * self.spec.gpus)
-                )  # swap-in: KV bytes / PCIe bandwidth
-                self.ready.append(rid)
-                if not self.busy:
-                    self.kick()
+            if self.swapped and rid in self.swapped:
+                if self._swap_in(rid, need):
+                    return None  # it kicked an idle instance, whose _decide admits the rest
             else:
                 self.inflight += 1
-                sim.start_transfer(rid, self)
-        if admitted and self.busy and self.in_run and cut < self.run_n:
-            self._schedule_run(cut)  # re-plan the run against the smaller KV headroom
+                sim = self.sim
+                kvb = sim.cfg.kv_bytes_per_token
+                sim.net.start(rid, sim.inst[r.p_inst[rid]], self, need * kvb)
+        if admitted and self.busy and self.in_run and self.kv_used + b * self.run_n > cap:
+            n = max((cap - self.kv_used) // b, cut if cut >= 0 else self._cut())
+            if n < self.run_n:
+                self._schedule_run(n)  # re-plan: end the run before KV is full
+        return None
+
+    def _swap_in(self: Instance, rid: int, need: int) -> bool:
+        """A swapped-out request's KV comes back over PCIe; True if that kicked an idle
+        instance."""
+        self.swapped.discard(rid)
+        pcie = self.spec.pcie_bytes_per_s * self.spec.gpus
+        self.stall += need * self.sim.cfg.kv_bytes_per_token / pcie  # KV bytes / PCIe B/s
+        self.ready.append(rid)
+        if not self.busy:
+            self.kick()
+            return True
+        return False
 
     def _make_room(self: Instance) -> None:
         """Before a step with B decodes: preempt the newest requests until B new tokens fit."""
@@ -83,27 +106,39 @@ class DecodeMixin:
 
     def _start_run(self: Instance) -> None:
         """Start a pure-decode run until the next internal event (finish / KV full)."""
-        self._make_room()
-        if not self.B:
+        b = self.B
+        if self.kv_used + b > self.cap:
+            self._make_room()
+            b = self.B
+        if not b:
             return
-        fin = self.fin
-        while fin[0][2] != self.sim.req.epoch[fin[0][1]]:
+        fin, ep = self.fin, self._epoch
+        head = fin[0]
+        while head[2] != ep[head[1]]:
             heapq.heappop(fin)  # stale entry of a preempted request
-        n = fin[0][0] - self.K
-        n_mem = (self.cap - self.kv_used) // self.B
+            head = fin[0]
+        n = head[0] - self.K
+        n_mem = (self.cap - self.kv_used) // b
         if n_mem < n:
-            n = max(n_mem, 1)
-        if self.sim.cfg.exact:
+            n = n_mem if n_mem > 1 else 1
+        if self.exact:
             n = 1
-            self.run_a = self.model.step_time(BatchShape(0, 0.0, 0, self.B, self.C))
-            self.run_c = 0.0
+            a, c = self.model.step_time(BatchShape(0, 0.0, 0, b, self.C)), 0.0
         else:
-            self.run_a, self.run_c = self._affine_of(self.B)
-        self.busy = True
-        self.in_run = True
-        first = self.run_a + self.run_c * self.C
-        self._record_first_step(self.tK, first)
-        self._schedule_run(n)
+            ac = self._affine.get(b)
+            a, c = ac if ac is not None else self._affine_of(b)
+        self.run_a, self.run_c, self.run_n = a, c, n
+        self.busy = self.in_run = True
+        first = a + c * self.C
+        # the first step's ITL is recorded at _close_run (merged with the rest when plain)
+        if self.fresh:
+            self.first_w = b - self._emit_fresh(self.tK + first)
+        else:
+            self.first_w, self.run_fresh = b, _NONE
+        self.first_stall, self.stall = self.stall, 0.0
+        ver = self.ver = self.ver + 1
+        t = self.tK + n * first + c * b * n * (n - 1) * 0.5  # T(n), design-notes s3
+        heappush(self.heap, (t, PRIO_BOUNDARY, next(self.seq), self._wake_cb, ver))
 
     def _schedule_run(self: Instance, n: int) -> None:
         """(Re)schedule the end of the current run after n steps from tK."""
@@ -111,66 +146,84 @@ class DecodeMixin:
         self.ver += 1
         a, c = self.run_a, self.run_c
         t = n * (a + c * self.C) + c * self.B * n * (n - 1) * 0.5  # T(n), design-notes s3
-        self.sim.loop.schedule(self.tK + t, PRIO_BOUNDARY, self._wake, self.ver)
+        heappush(self.heap, (self.tK + t, PRIO_BOUNDARY, next(self.seq), self._wake_cb, self.ver))
 
     def _wake(self: Instance, ver: int) -> None:
+        """End of a decode run: account it, let finished requests go, decide what is next."""
         if ver != self.ver:
             return  # superseded by an earlier boundary
-        now = self.sim.loop.now
-        n = self.run_n
         self.busy = False
-        self.busy_s += now - self.tK
-        self._record_rest(now, n)
-        self.tK = now
-        self._advance(n)
+        self._close_run(self.run_n, self.loop.now)
+        if self.fin[0][0] <= self.K:
+            self._pop_finished(self.K)
         if len(self.order) > 4 * self.B + 64:
             self.order = [x for x in self.order if x in self.running]
         self._decide()
 
-    def _record_first_step(self: Instance, now: float, dur: float) -> None:
-        """First token of fresh joins; the first ITL gap of the others includes any stall."""
-        r = self.sim.req
-        t1 = now + dur
-        fresh = 0
-        running = self.running
-        for rid in self.fresh:
-            if r.gen[rid] == 0 and rid in running:
-                r.first[rid] = t1
-                fresh += 1
-        self.fresh.clear()
-        w = self.B - fresh
-        if w > 0:
-            self.sim.itl.add(dur + self.stall, dur + self.stall, 1, w)
-        self.stall = 0.0
+    def _close_run(self: Instance, n: int, t_end: float) -> None:
+        """Account the first n steps of the current run, which end at t_end: ITL runs (step k
+        lasts a + c*(C + k*B) for B sequences; step 0 is no gap for the fresh joins and
+        includes any stall; one run when neither applies), busy time, trace; advance K, C, KV."""
+        a, c, b, st = self.run_a, self.run_c, self.B, self.first_stall
+        lo = a + c * self.C
+        if self.first_w == b and not st:
+            self.itl_push((lo, lo + c * (n - 1) * b, n, b))
+        else:
+            if self.first_w > 0:
+                self.itl_push((lo + st, lo + st, 1, self.first_w))
+            if n > 1:
+                self.itl_push((lo + c * b, lo + c * (n - 1) * b, n - 1, b))
+        self.busy_s += t_end - self.tK
+        if self.tracer is not None:
+            self.tracer.append((self.idx, "decode", self.tK, t_end - self.tK, n, b))
+        self.tK = t_end
+        self.K += n
+        nb = n * b
+        self.C += nb
+        self.kv_used += nb
 
-    def _record_rest(self: Instance, now: float, n: int) -> None:
-        """ITL runs of steps 2..n of the run: durations linear in k (weights B each)."""
-        if n > 1:
-            a, c = self.run_a, self.run_c
-            d1 = a + c * (self.C + self.B)
-            dn = a + c * (self.C + (n - 1) * self.B)
-            self.sim.itl.add(d1, dn, n - 1, self.B)
-        if self.sim.tracer is not None:
-            self.sim.tracer.append((self.idx, "decode", self.tK, now - self.tK, n, self.B))
+    def _emit_fresh(self: Instance, t1: float) -> int:
+        """Fresh joins get their first token at t1 (end of the run's first step)."""
+        r, running = self.sim.req, self.running
+        emitted = [rid for rid in self.fresh if r.gen[rid] == 0 and rid in running]
+        for rid in emitted:
+            r.first[rid] = t1
+        self.fresh.clear()
+        self.run_fresh = emitted  # re-emitted if the run is re-planned before it starts
+        return len(emitted)
+
+    def _record_first_step(self: Instance, now: float, dur: float) -> None:
+        """Mixed step: first token of fresh joins; the others' gap includes any stall."""
+        w = self.B - (self._emit_fresh(now + dur) if self.fresh else 0)
+        if w > 0:
+            self.itl_push((dur + self.stall, dur + self.stall, 1, w))
+        self.stall = 0.0
 
     def _advance(self: Instance, n: int) -> None:
         """n decode steps done: context grows by B per step; pop requests that finished."""
         b = self.B
-        self.K += n
+        K = self.K = self.K + n
         self.C += n * b
         self.kv_used += n * b
-        fin, K, r = self.fin, self.K, self.sim.req
+        if self.fin and self.fin[0][0] <= K:
+            self._pop_finished(K)
+
+    def _pop_finished(self: Instance, K: int) -> None:
+        """Requests whose last token came at step <= K leave the batch."""
+        fin = self.fin
+        r, sim = self.sim.req, self.sim
+        ep, ctx0, k0 = r.epoch, r.ctx0, r.k0
         while fin and fin[0][0] <= K:
-            _k_end, rid, ep = heapq.heappop(fin)
-            if ep != r.epoch[rid]:
+            _k_end, rid, e = heapq.heappop(fin)
+            if e != ep[rid]:
                 continue
-            used = r.ctx0[rid] + (K - r.k0[rid])
+            used = ctx0[rid] + (K - k0[rid])
             self.C -= used
             self.kv_used -= used
             self.B -= 1
             self.running.discard(rid)
             r.gen[rid] = r.out[rid]
-            self.sim.on_finish(rid, self, self.tK)
+            sim.on_finish(rid, self, self.tK)
 
     def _preempt_newest(self: Instance) -> None:
         """Evict the most recently joined running request (vLLM's victim choice)."""

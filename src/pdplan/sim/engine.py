@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape, causal_pairs
@@ -10,6 +12,7 @@ from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.decode import DecodeMixin
 from pdplan.sim.kernel import PRIO_BOUNDARY
+from pdplan.sim.lazyjoin import LazyJoinMixin
 from pdplan.sim.steps import steps_within
 
 if TYPE_CHECKING:
@@ -18,9 +21,19 @@ if TYPE_CHECKING:
 __all__ = ["Instance", "steps_within"]
 
 
-class Instance(DecodeMixin):
+class Instance(DecodeMixin, LazyJoinMixin):
     """State and scheduler of one instance. Decode steps are counted by K; between events the
     batch is constant and whole runs of steps are integrated in closed form (unless exact)."""
+
+    # slots: 50+ attributes would overflow CPython's shared-key instance dicts (30 keys) and
+    # make every self.x lookup a slow dict probe; slots keep attribute access specialised
+    __slots__ = tuple(
+        "B C K _affine _end_pf_cb _epoch _next_sample _pf_cache _started _wake_cb busy "
+        "busy_s cache cap draining exact fin first_stall first_w fresh heap idx in_run "
+        "inflight itl_push jq kv_used layerwise loop model next_role offline order "
+        "outstanding pq prefilling ready role run_a run_c run_fresh run_n running samples "
+        "seq sim spec stall swapped tK tracer ver ".split()
+    )
 
     def __init__(self, idx: int, spec: InstanceSpec, sim: Simulator) -> None:
         self.idx, self.spec, self.sim, self.role = idx, spec, sim, spec.role
@@ -42,6 +55,9 @@ class Instance(DecodeMixin):
         self.busy = False
         self.in_run = False
         self.run_n, self.run_a, self.run_c, self.ver = 0, 0.0, 0.0, 0
+        self.first_w, self.first_stall = 0, 0.0  # the current run's first-step ITL weight, stall
+        self.run_fresh: list[int] = []  # requests whose first token ends the run's first step
+        self._bind(sim)
         self.stall = 0.0  # prefill / swap time since the running decodes' last token, s
         self.outstanding = 0  # tokens assigned and not yet served (routing signal)
         self.busy_s = 0.0
@@ -50,72 +66,68 @@ class Instance(DecodeMixin):
         self.offline = False
         self.cache = PrefixCache(spec.prefix_cache_blocks) if spec.prefix_cache_blocks else None
         self._affine: dict[int, tuple[float, float]] = {}
-        self.samples: list[tuple[float, int, int, int]] = []  # (t, queued, running, kv_used)
+        self.samples = array("d")  # flat (t, queued, running, kv_used) every sample_interval_s
         self._next_sample = 0.0
+
+    def _bind(self, sim: Simulator) -> None:
+        """Settings, shared objects and bound methods cached for the hot paths."""
+        self.exact = sim.cfg.exact
+        self.layerwise = sim.cfg.transfer_mode == "layerwise"
+        self._pf_cache: dict[tuple[float, float, int], float] = {}
+        self.loop = sim.loop
+        self.heap, self.seq = sim.loop.heap, sim.loop.seq  # direct pushes (see EventLoop)
+        self._wake_cb, self._end_pf_cb = self._wake, self._end_prefill  # bound once
+        self._epoch = sim.req.epoch
+        self.tracer = sim.tracer
+        self.itl_push = sim.itl.push
 
     # ---- work arriving ---------------------------------------------------------------------
     def submit_prefill(self, rid: int) -> None:
         """A prompt to prefill here."""
         self.pq.append(rid)
-        self.kick()
-
-    def offer(self, rid: int) -> None:
-        """A prefilled request whose KV should move here (decode admission queue)."""
-        self.jq.append(rid)
-        self._admit_transfers()
-
-    def deliver(self, rid: int) -> None:
-        """KV of rid has arrived; it joins the batch at the next step boundary."""
-        self.inflight -= 1
-        self.ready.append(rid)
-        self.kick()
-
-    def release(self, tokens: int) -> None:
-        """Free KV held for a transferred prompt (prefill role)."""
-        self.kv_used -= tokens
-        if self.pq or self.draining:
-            self.kick()
+        if not self.busy and not self.offline:
+            self.tK = self.loop.now
+            self._decide()
+        elif self.in_run:
+            self.kick()  # cut the decode run at its next boundary
 
     def kick(self) -> None:
         """New work: start a step if idle, or cut the running decode run at the next boundary."""
         if self.offline:
             return
         if not self.busy:
-            self.tK = self.sim.loop.now
+            self.tK = self.loop.now
             self._decide()
         elif self.in_run and self.run_n > 1:
-            m = steps_within(
-                self.sim.loop.now - self.tK, self.run_a, self.run_c * self.B, self.run_c * self.C
-            )
+            c = self.run_c
+            m = steps_within(self.loop.now - self.tK, self.run_a, c * self.B, c * self.C)
             if m + 1 < self.run_n:
                 self._schedule_run(m + 1)
 
     # ---- scheduling ------------------------------------------------------------------------
     def _decide(self) -> None:
         """At a step boundary (time tK): admit, then start the next step or go idle."""
-        sim = self.sim
         if self.jq:
             self._admit_transfers()
-        while self.ready:
-            self._join(self.ready.popleft())
-        now = self.tK
-        if now >= self._next_sample:
-            self._sample(now)
-        role = self.role
+        if self.ready:
+            self._join_ready()
+        if self.tK >= self._next_sample:
+            self._sample(self.tK)
         if self.B and self.kv_used + self.B > self.cap:
             self._make_room()
+        role, pq = self.role, self.pq
         if role == "prefill":
             self._prefill_step(self.spec.chunk_budget)
-        elif role == "agg" and self.spec.chunk_budget is not None and self.pq:
+        elif pq and role == "agg" and self.spec.chunk_budget is not None:
             self._mixed_step()
-        elif self.pq and self._head_admissible():
+        elif pq and self._head_admissible():
             self._prefill_step(None)
         elif self.B:
             self._start_run()
         if not self.busy:
             self.in_run = False
             if self.draining:
-                sim.check_drained(self)
+                self.sim.check_drained(self)
 
     def _head_admissible(self) -> bool:
         rid = self.pq[0]
@@ -127,87 +139,120 @@ class Instance(DecodeMixin):
         return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + 1 <= self.cap
 
     def _sample(self, now: float) -> None:
-        self.samples.append((now, len(self.pq) + len(self.jq), self.B, self.kv_used))
+        self.samples.extend((now, len(self.pq) + len(self.jq), self.B, self.kv_used))
         self._next_sample = now + self.sim.cfg.sample_interval_s
 
     # ---- prefill ---------------------------------------------------------------------------
     def _take_prompts(self, budget: int, chunk: bool, max_seqs: int) -> list[tuple[int, int, int]]:
-        """Prompt pieces for one step: [(rid, new_tokens, cached_tokens)] within `budget`."""
-        r, sim = self.sim.req, self.sim
+        """Prompt pieces for one step: [(rid, new_tokens, cached_tokens)] within `budget`.
+        A prompt reserves its KV (and its prefill starts) when it first enters a step."""
+        r = self.sim.req
+        todo_a, pdone_a, started = r.todo, r.pdone, self._started
         batch: list[tuple[int, int, int]] = []
         left = budget
         for rid in self.pq:
             if left <= 0 or len(batch) >= max_seqs:
                 break
-            if rid not in self._started:
+            todo, done = todo_a[rid], pdone_a[rid]
+            if chunk:
+                take = todo if todo < left else left
+            elif batch and todo > left:
+                break
+            else:
+                take = todo
+            if rid not in started:
                 if self.B + self.prefilling >= self.spec.max_batch:
                     break
-                need = r.todo[rid] + r.pdone[rid]
-                if self.kv_used + need + self.B + 1 > self.cap:  # room for its next token
+                if self.kv_used + todo + done + self.B + 1 > self.cap:  # + its next token
                     break
-                self.kv_used += need
-                self._started.add(rid)
+                self.kv_used += todo + done
+                started.add(rid)
                 self.prefilling += 1
-                sim.on_prefill_start(rid, self)
-            todo = r.todo[rid]
-            take = min(todo, left) if chunk else todo
-            if not chunk and batch and take > left:
-                break
-            batch.append((rid, take, r.pdone[rid]))
+                if r.pf_start[rid] != r.pf_start[rid]:  # NaN: its first chunk starts now
+                    r.pf_start[rid] = self.tK
+            batch.append((rid, take, done))
             left -= take
         return batch
 
     def _prefill_step(self, chunk_budget: int | None) -> None:
         """A prefill-only step (prefill role, prefill-first agg, or a recompute on decode)."""
         spec = self.spec
+        if not self.pq:
+            if self.B:
+                self._start_run()
+            return
         budget = chunk_budget if chunk_budget is not None else spec.prefill_token_budget
         batch = self._take_prompts(budget, chunk_budget is not None, spec.max_batch)
         if not batch:
             if self.B:
                 self._start_run()
             return
-        toks = sum(b[1] for b in batch)
-        pairs = sum(causal_pairs(n, c) for _, n, c in batch)
-        dur = self.model.step_time(BatchShape(toks, pairs, len(batch)))
+        toks = pairs = 0.0
+        for _, n, c in batch:
+            toks += n
+            pairs += n * c + n * (n + 1) * 0.5  # causal_pairs(n, c), inlined
+        key = (toks, pairs, len(batch))
+        dur = self._pf_cache.get(key)
+        if dur is None:
+            dur = self._prefill_time(key)
         now = self.tK
         if self.B:
             self.stall += dur  # prefill-first: running decodes wait for this step
-        self._begin(now, dur, "prefill", toks)
-        self.sim.on_prefill_batch(self, batch, now, now + dur)
-        self.sim.loop.schedule(now + dur, PRIO_BOUNDARY, self._end_prefill, batch)
+        self.busy, self.in_run = True, False  # _begin, inlined
+        if self.tracer is not None:
+            self.tracer.append((self.idx, "prefill", now, dur, int(toks), self.B))
+        if self.layerwise:
+            self.sim.on_prefill_batch(self, batch, now, now + dur)
+        heappush(self.heap, (now + dur, PRIO_BOUNDARY, next(self.seq), self._end_pf_cb, batch))
+
+    def _prefill_time(self, key: tuple[float, float, int]) -> float:
+        """Step time of a pure prefill step, memoised per (tokens, pairs, seqs)."""
+        if len(self._pf_cache) >= 1 << 16:
+            self._pf_cache.clear()  # bound memory on long runs
+        shape = BatchShape(int(key[0]), key[1], key[2])
+        dur = self._pf_cache[key] = self.model.step_time(shape)
+        return dur
 
     def _end_prefill(self, batch: list[tuple[int, int, int]]) -> None:
         now = self.sim.loop.now
         self.busy = False
         self.busy_s += now - self.tK
         self.tK = now
-        self._finish_chunks(batch, now)
+        if len(batch) > 1:
+            net = self.sim.net
+            net.hold()  # KV of all prompts of the batch starts moving at once: reshare once
+            self._finish_chunks(batch, now)
+            net.flush()
+        else:
+            self._finish_chunks(batch, now)
         self._decide()
 
     def _finish_chunks(self, batch: list[tuple[int, int, int]], now: float) -> None:
-        r, sim = self.sim.req, self.sim
+        r, sim, pq = self.sim.req, self.sim, self.pq
+        todo, pdone, gen = r.todo, r.pdone, r.gen
         for rid, n, _ in batch:
-            r.todo[rid] -= n
-            r.pdone[rid] += n
-            if r.todo[rid] == 0:
-                if self.pq[0] == rid:
-                    self.pq.popleft()
-                else:
-                    self.pq.remove(rid)
-                self._started.discard(rid)
-                self.prefilling -= 1
-                r.ctx0[rid] = r.pdone[rid]
-                if self.role == "prefill":
-                    sim.on_prefill_done(rid, self, now)
-                    continue
-                if r.gen[rid] == 0:  # aggregated: the prefill step emits the first token
-                    r.gen[rid] = 1
-                    sim.on_first_token(rid, now)
-                if r.gen[rid] >= r.out[rid]:
-                    self.kv_used -= r.ctx0[rid]
-                    sim.on_finish(rid, self, now)
-                else:
-                    self.ready.append(rid)
+            left = todo[rid] = todo[rid] - n
+            done = pdone[rid] = pdone[rid] + n
+            if left:
+                continue
+            if pq[0] == rid:
+                pq.popleft()
+            else:
+                pq.remove(rid)
+            self._started.discard(rid)
+            self.prefilling -= 1
+            r.ctx0[rid] = done
+            if self.role == "prefill":
+                sim.on_prefill_done(rid, self, now)
+                continue
+            if gen[rid] == 0:  # aggregated: the prefill step emits the first token
+                gen[rid] = 1
+                r.first[rid] = now
+            if gen[rid] >= r.out[rid]:
+                self.kv_used -= done
+                sim.on_finish(rid, self, now)
+            else:
+                self.ready.append(rid)
 
     # ---- mixed (chunked prefill) step ------------------------------------------------------
     def _mixed_step(self) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 from pdplan.errors import PdplanError
+
+heappush = heapq.heappush
 
 __all__ = ["EventLoop", "SimulationError"]
 
@@ -25,13 +28,16 @@ class SimulationError(PdplanError):
 class EventLoop:
     """A min-heap of events. Each event is (time_s, priority, seq, handler, arg); `seq` is a
     strictly increasing counter, so equal (time, priority) pairs run in scheduling order and a
-    run is deterministic for a given seed."""
+    run is deterministic for a given seed. Hot paths of the simulator push
+    (t, prio, next(loop.seq), handler, arg) onto `loop.heap` directly, skipping the past-time
+    check of schedule() (their times are now plus a non-negative duration by construction)."""
 
-    __slots__ = ("_heap", "_seq", "events_run", "now")
+    __slots__ = ("_heap", "_peeks", "events_run", "now", "seq")
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, int, Callable[[Any], None], Any]] = []
-        self._seq = 0
+        self.seq = itertools.count(1)
+        self._peeks = 0
         self.now = 0.0
         self.events_run = 0
 
@@ -39,8 +45,11 @@ class EventLoop:
         """Run handler(arg) at time_s (seconds); times before `now` are an error."""
         if time_s < self.now:
             raise SimulationError(f"event scheduled at {time_s:.9f} s, before now={self.now:.9f} s")
-        self._seq += 1
-        heapq.heappush(self._heap, (time_s, prio, self._seq, handler, arg))
+        heappush(self._heap, (time_s, prio, next(self.seq), handler, arg))
+
+    @property
+    def heap(self) -> list[tuple[float, int, int, Callable[[Any], None], Any]]:
+        return self._heap
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -61,6 +70,8 @@ class EventLoop:
 
     def run(self, until: float = float("inf"), max_events: int | None = None) -> int:
         """Run events with time <= until (and at most max_events); returns how many ran."""
+        if until == float("inf") and max_events is None:
+            return self._drain()
         heap, pop = self._heap, heapq.heappop
         n = 0
         limit = max_events if max_events is not None else -1
@@ -73,3 +84,21 @@ class EventLoop:
         if n != limit and until != float("inf") and self.now < until:
             self.now = until
         return n
+
+    def _drain(self) -> int:
+        """Run every event: the tightest loop (no time or count tests); the count of events
+        comes from the sequence counter (pushes) and the heap's size before and after."""
+        heap, pop = self._heap, heapq.heappop
+        p0, h0 = self._pushes(), len(heap)
+        while heap:
+            t, _, _, handler, arg = pop(heap)
+            self.now = t
+            handler(arg)
+        n = self._pushes() - p0 + h0
+        self.events_run += n
+        return n
+
+    def _pushes(self) -> int:
+        """Events pushed so far (reading the counter consumes a number; only order matters)."""
+        self._peeks += 1
+        return next(self.seq) - self._peeks

@@ -12,48 +12,62 @@ if TYPE_CHECKING:
 
 __all__ = ["Link", "Network", "Transfer"]
 
+_INF = float("inf")
+
 
 class Link:
-    """A one-direction link of `bw` bytes/s; each of its n active transfers gets bw / n."""
+    """A one-direction link of `bw` bytes/s; each of its n active transfers gets bw / n.
+    `active` is an insertion-ordered dict (deterministic iteration, unlike a set)."""
 
     __slots__ = ("active", "bw", "name")
 
     def __init__(self, name: str, bw: float) -> None:
         self.name, self.bw = name, bw
-        self.active: set[Transfer] = set()
+        self.active: dict[Transfer, None] = {}
 
 
 class Transfer:
-    """One request's KV moving from a prefill to a decode instance."""
+    """One request's KV moving from a prefill to a decode instance. `t_end`: when its last
+    byte leaves at the current rate, s (it completes one link latency later)."""
 
-    __slots__ = ("dst", "last", "left", "links", "rate", "rid", "src", "start", "ver")
+    __slots__ = ("dst", "l0", "l1", "last", "left", "rate", "rid", "src", "t_end")
 
     def __init__(
-        self,
-        rid: int,
-        src: Instance,
-        dst: Instance,
-        nbytes: float,
-        now: float,
-        links: tuple[Link, ...],
+        self, rid: int, src: Instance, dst: Instance, nbytes: float, now: float, l0: Link, l1: Link
     ) -> None:
         self.rid, self.src, self.dst = rid, src, dst
-        self.left, self.last, self.start = nbytes, now, now
-        self.links = links
+        self.left, self.last = nbytes, now
+        self.l0, self.l1 = l0, l1
         self.rate = 0.0
-        self.ver = 0
+        self.t_end = _INF
 
 
 class Network:
     """Each instance has NIC egress/ingress links (gpus x per-GPU NIC B/s) and NVLink
     egress/ingress links (gpus x per-GPU NVLink B/s). A P->D transfer inside one node uses
     NVLink, otherwise the NICs. A transfer's rate is min over its links of bw / (active
-    transfers on that link): an equal-share approximation of max-min fairness."""
+    transfers on that link): an equal-share approximation of max-min fairness.
+
+    One event is armed for the whole network, at the earliest completion (last byte + link
+    latency); rate changes only move it. During its latency a finished transfer still counts
+    on its links (an error of at most one latency, ~10 us, on the shares of transfers
+    overlapping it). While held (a prefill batch handing off several prompts at one instant,
+    or completions being processed) starts are reshared once, at flush()."""
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
         self._links: dict[tuple[str, int], Link] = {}
-        self.active = 0
+        self._pairs: dict[tuple[int, int], tuple[Link, Link]] = {}  # (src, dst) -> links
+        self.transfers: dict[Transfer, None] = {}
+        self.latency = sim.cfg.link_latency_s
+        self._held = 0
+        self._dirty: dict[Link, None] = {}
+        self._armed, self._ver = _INF, 0
+        self._changed = False  # transfers started or finished since the last _arm
+
+    @property
+    def active(self) -> int:
+        return len(self.transfers)
 
     def _link(self, kind: str, inst: Instance) -> Link:
         key = (kind, inst.idx)
@@ -64,48 +78,111 @@ class Network:
             link = self._links[key] = Link(f"{kind}{inst.idx}", per_gpu * s.gpus)
         return link
 
+    def hold(self) -> None:
+        """Defer resharing and re-arming until the matching flush()."""
+        self._held += 1
+
+    def flush(self) -> None:
+        self._held -= 1
+        if not self._held:
+            if self._dirty:
+                now = self.sim.loop.now
+                for link in self._dirty:
+                    _settle(link, now)
+                    _reshare(link, now)
+                self._dirty.clear()
+            if self._changed:
+                self._arm()
+
     def start(self, rid: int, src: Instance, dst: Instance, nbytes: float) -> None:
         """Begin moving nbytes of KV from src to dst now."""
         now = self.sim.loop.now
-        local = src.spec.node == dst.spec.node
-        kinds = ("nvl_out", "nvl_in") if local else ("nic_out", "nic_in")
-        links = (self._link(kinds[0], src), self._link(kinds[1], dst))
-        tr = Transfer(rid, src, dst, nbytes, now, links)
-        self.active += 1
-        for link in links:
-            self._settle(link, now)
-            link.active.add(tr)
-        for link in links:
-            self._reshare(link, now)
-
-    def _settle(self, link: Link, now: float) -> None:
-        """Bring the remaining bytes of every transfer on link up to `now`."""
-        for tr in link.active:
-            tr.left -= tr.rate * (now - tr.last)
-            tr.last = now
-
-    def _reshare(self, link: Link, now: float) -> None:
-        """Recompute rates of the transfers on link and reschedule their completions."""
-        sched = self.sim.loop.schedule
-        for tr in link.active:
-            rate = min(lk.bw / len(lk.active) for lk in tr.links)
-            if rate == tr.rate:
-                continue
-            tr.left -= tr.rate * (now - tr.last)
-            tr.last = now
-            tr.rate = rate
-            tr.ver += 1
-            sched(now + max(tr.left, 0.0) / rate, PRIO_NETWORK, self._done, (tr, tr.ver))
-
-    def _done(self, arg: tuple[Transfer, int]) -> None:
-        tr, ver = arg
-        if ver != tr.ver:
+        key = (src.idx, dst.idx)
+        pair = self._pairs.get(key)
+        if pair is None:
+            if src.spec.node == dst.spec.node:
+                pair = self._link("nvl_out", src), self._link("nvl_in", dst)
+            else:
+                pair = self._link("nic_out", src), self._link("nic_in", dst)
+            self._pairs[key] = pair
+        l0, l1 = pair
+        tr = Transfer(rid, src, dst, nbytes, now, l0, l1)
+        self.transfers[tr] = None
+        if not l0.active and not l1.active:  # fast path: idle links, nobody else's rate moves
+            tr.rate = rate = l0.bw if l0.bw < l1.bw else l1.bw
+            tr.t_end = now + nbytes / rate
+            l0.active[tr] = l1.active[tr] = None
+            if self._held:
+                self._changed = True
+            elif tr.t_end + self.latency < self._armed:
+                self._arm()
             return
-        now = self.sim.loop.now
-        self.active -= 1
-        for link in tr.links:
-            self._settle(link, now)
-            link.active.discard(tr)
-        for link in tr.links:
-            self._reshare(link, now)
-        self.sim.on_transfer_done(tr.rid, tr.src, tr.dst, tr.start)
+        l0.active[tr] = l1.active[tr] = None
+        if self._held:
+            self._dirty[l0] = self._dirty[l1] = None
+            self._changed = True
+            return
+        for link in (l0, l1):
+            _settle(link, now)
+            _reshare(link, now)
+        self._arm()
+
+    def _arm(self) -> None:
+        """(Re)schedule the network's one event at the earliest completion."""
+        self._changed = False
+        t = _INF
+        for tr in self.transfers:
+            if tr.t_end < t:
+                t = tr.t_end
+        t += self.latency
+        if t != self._armed and t < _INF:
+            self._armed = t
+            self._ver += 1
+            self.sim.loop.schedule(t, PRIO_NETWORK, self._fire, self._ver)
+
+    def _fire(self, ver: int) -> None:
+        if ver != self._ver:
+            return
+        now, lat = self.sim.loop.now, self.latency
+        self._armed = _INF
+        self._changed = True
+        done = [tr for tr in self.transfers if tr.t_end + lat <= now]
+        self._held += 1  # deliveries may start transfers: reshare and re-arm once, at flush
+        dirty = self._dirty
+        for tr in done:
+            del self.transfers[tr]
+            a, b = tr.l0, tr.l1
+            del a.active[tr]
+            del b.active[tr]
+            if a.active:
+                dirty[a] = None
+            if b.active:
+                dirty[b] = None
+        on_done = self.sim.on_transfer_done
+        for tr in done:
+            on_done(tr.rid, tr.src, tr.dst, tr.t_end)
+        self.flush()
+
+
+def _reshare(link: Link, now: float) -> None:
+    """Recompute the rates of the transfers on link (remaining bytes settled to now)."""
+    for tr in link.active:
+        if tr.t_end <= now:
+            continue  # last byte sent; only its latency is left
+        a, b = tr.l0, tr.l1
+        rate = a.bw / len(a.active)
+        r1 = b.bw / len(b.active)
+        if r1 < rate:
+            rate = r1
+        if rate == tr.rate:
+            continue
+        left = tr.left - tr.rate * (now - tr.last)
+        tr.left, tr.last, tr.rate = left, now, rate
+        tr.t_end = now + (left if left > 0.0 else 0.0) / rate
+
+
+def _settle(link: Link, now: float) -> None:
+    """Bring the remaining bytes of every transfer on link up to `now`."""
+    for tr in link.active:
+        tr.left -= tr.rate * (now - tr.last)
+        tr.last = now

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pdplan.sim.engine import Instance
 
-__all__ = ["Router"]
+__all__ = ["Router", "least_loaded"]
 
 # Prefix affinity gives way to load when the best-matching instance has more than this many
 # outstanding tokens above the least-loaded one (SGLang cache_aware's balance threshold idea;
@@ -33,6 +33,8 @@ class Router:
         p = self.policy
         if len(cands) == 1:
             return cands[0]
+        if p == "least_tokens":
+            return least_loaded(cands)
         if p == "round_robin":
             self._rr += 1
             return cands[self._rr % len(cands)]
@@ -45,12 +47,24 @@ class Router:
         if p == "local" and near is not None:
             same = [c for c in cands if c.spec.node == near.spec.node]
             if same:
-                return min(same, key=_load)
-        return min(cands, key=_load)
+                return least_loaded(same)
+        return least_loaded(cands)
 
 
 def _load(inst: Instance) -> int:
     return inst.outstanding
+
+
+def least_loaded(cands: Sequence[Instance]) -> Instance:
+    """The first instance with the fewest outstanding tokens (= min(cands, key=_load), but
+    a plain loop is ~2x faster than min() with a key for a handful of candidates)."""
+    best = cands[0]
+    low = best.outstanding
+    for c in cands:
+        o = c.outstanding
+        if o < low:
+            best, low = c, o
+    return best
 
 
 def _affinity(cands: Sequence[Instance], hashes: Sequence[int]) -> Instance:
@@ -60,7 +74,7 @@ def _affinity(cands: Sequence[Instance], hashes: Sequence[int]) -> Instance:
         m = c.cache.match(hashes) if c.cache is not None else 0
         if m > best_m or (m == best_m and best is not None and c.outstanding < best.outstanding):
             best, best_m = c, m
-    least = min(cands, key=_load)
+    least = least_loaded(cands)
     assert best is not None
     if best_m == 0 or best.outstanding > least.outstanding + AFFINITY_SLACK_TOKENS:
         return least

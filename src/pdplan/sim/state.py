@@ -1,8 +1,6 @@
-"""Per-request simulator state as flat typed arrays (8 B or less per field per request)."""
+"""Per-request simulator state as flat typed columns (~105 B per request in all)."""
 
 from __future__ import annotations
-
-from array import array
 
 import numpy as np
 
@@ -19,45 +17,50 @@ _FLOAT_FIELDS = (
     "finish",  # s, last output token
     "not_before",  # s, earliest KV delivery (layer-wise transfer)
 )
-_INT_FIELDS = (
+_INT_FIELDS = (  # C int (4 B): token counts < 2**31
     "inp",  # prompt tokens
     "out",  # output tokens
     "todo",  # prompt tokens still to prefill (or KV tokens of a swapped-out request)
     "pdone",  # prompt tokens already in KV (prefix hits + finished chunks)
     "hit",  # prefix-cache hit tokens
     "gen",  # tokens generated so far (updated at preemption and finish)
-    "k0",  # decode step counter of the instance when it joined the batch
     "ctx0",  # KV tokens when it joined the batch
     "epoch",  # bumped at preemption to invalidate a finish-heap entry
     "preempt",  # preemptions suffered
     "p_inst",  # prefill / agg instance index
     "d_inst",  # decode instance index (-1 in aggregated mode)
 )
+_LONG_FIELDS = ("k0",)  # 8 B: decode step counter of the instance when it joined the batch
 
 
 class Requests:
-    """Columns of n requests; Python `array` (not numpy) because the event loop touches one
-    element at a time and numpy scalar access is ~5x slower."""
+    """Columns of n requests as typed memoryviews over bytearrays: the event loop touches one
+    element at a time, and memoryview item access is ~1.5x faster than array.array's (whose
+    stores go through PyArg_Parse) and ~5x faster than numpy scalar access."""
 
     def __init__(self, inp: np.ndarray, out: np.ndarray) -> None:
         n = len(inp)
         self.n = n
-        zf = array("d", bytes(8 * n))
-        zi = array("q", bytes(8 * n))
         for f in _FLOAT_FIELDS:
-            setattr(self, f, array("d", zf))
+            setattr(self, f, _column(bytes(8 * n), "d"))
+        for f in _LONG_FIELDS:
+            setattr(self, f, _column(bytes(8 * n), "q"))
         for f in _INT_FIELDS:
-            setattr(self, f, array("q", zi))
-        self.inp = array("q", np.asarray(inp, dtype=np.int64).tobytes())
-        self.out = array("q", np.asarray(out, dtype=np.int64).tobytes())
-        self.state = array("b", bytes(n))
+            setattr(self, f, _column(bytes(4 * n), "i"))
+        self.inp = _column(np.asarray(inp, dtype=np.intc).tobytes(), "i")
+        self.out = _column(np.asarray(out, dtype=np.intc).tobytes(), "i")
+        self.state = _column(bytes(n), "b")
         for f in ("pf_start", "pf_end", "first", "finish", "arrival"):
-            getattr(self, f)[:] = array("d", [float("nan")]) * n
-        self.d_inst[:] = array("q", [-1]) * n
+            setattr(self, f, _column(np.full(n, np.nan).tobytes(), "d"))
+        self.d_inst = _column(np.full(n, -1, np.intc).tobytes(), "i")
 
     def column(self, name: str) -> np.ndarray:
-        """A numpy copy of one field."""
-        a = getattr(self, name)
-        return np.frombuffer(
-            a, dtype={"d": np.float64, "q": np.int64, "b": np.int8}[a.typecode]
-        ).copy()
+        """A numpy view of one field (no copy; it keeps the buffer alive)."""
+        mv = getattr(self, name)
+        dt = {"d": np.float64, "q": np.int64, "i": np.intc, "b": np.int8}[mv.format]
+        return np.frombuffer(mv, dtype=dt)
+
+
+def _column(raw: bytes, fmt: str) -> memoryview:
+    """A writable memoryview of format fmt ('d', 'q', 'i', 'b') over a copy of raw."""
+    return memoryview(bytearray(raw)).cast(fmt)

@@ -1,0 +1,95 @@
+"""`pdplan models` and `pdplan gpus`: what the built-in catalogs hold, with sources."""
+
+from __future__ import annotations
+
+import typer
+
+from pdplan.cli._common import emit
+
+__all__ = ["register"]
+
+
+def models_cmd(
+    model: str | None = typer.Argument(None, help="show one model (preset, HF id or config path)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Built-in model presets: parameters, attention, MoE shape, KV bytes per token."""
+    from rich.table import Table
+
+    from pdplan.catalog import get_model, list_models
+
+    specs = [get_model(model)] if model else [get_model(n) for n in list_models()]
+    rows = [
+        {
+            "name": m.name,
+            "hf_id": m.hf_id,
+            "layers": m.num_layers,
+            "total_params_b": round(m.total_params / 1e9, 2),
+            "active_params_b": round(m.active_params / 1e9, 2),
+            "attention": m.attention_kind,
+            "experts": f"{m.moe.experts_per_token}/{m.moe.num_experts}" if m.moe else "",
+            "weight_dtype": m.weight_dtype,
+            "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
+            "source": m.source,
+        }
+        for m in specs
+    ]
+
+    def render(con) -> None:  # type: ignore[no-untyped-def]
+        t = Table(title="models (weights not included; shapes from each config.json)")
+        t.add_column("name", no_wrap=True)
+        for c in ("params B (active)", "layers", "attn", "top-k/E", "weights", "KV B/tok"):
+            t.add_column(c, justify="right")
+        for r in rows:
+            t.add_row(
+                r["name"],
+                f"{r['total_params_b']:g} ({r['active_params_b']:g})",
+                str(r["layers"]),
+                r["attention"],
+                r["experts"],
+                r["weight_dtype"],
+                f"{r['kv_bytes_per_token_bf16']:,.0f}",
+            )
+        con.print(t)
+
+    emit({"models": rows}, as_json, render)
+
+
+def gpus_cmd(
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Built-in (and --gpu-file) accelerators: dense peaks, memory, links, sources."""
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from pdplan.catalog import get_gpu, list_gpus
+    from pdplan.catalog.gpus import USER_GPUS
+
+    specs = [get_gpu(n) for n in [*USER_GPUS, *list_gpus()]]
+
+    def render(con) -> None:  # type: ignore[no-untyped-def]
+        t = Table(title="GPUs (dense TFLOP/s; HBM GiB, TB/s; scale-up GB/s per GPU, domain)")
+        t.add_column("name", no_wrap=True)
+        for c in ("bf16", "fp8", "fp4", "HBM", "TB/s", "up GB/s", "dom", "NIC"):
+            t.add_column(c, justify="right")
+        for g in specs:
+            t.add_row(
+                g.name,
+                f"{g.bf16_tflops:g}",
+                f"{g.fp8_tflops or '-'}",
+                f"{g.fp4_tflops or '-'}",
+                f"{g.hbm_gib:g}",
+                f"{g.hbm_tbps:g}",
+                f"{g.scaleup_gbps:g}",
+                str(g.scaleup_domain),
+                f"{g.nic_gbps:g}",
+            )
+        con.print(t)
+
+    emit({"gpus": [asdict(g) for g in specs]}, as_json, render)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("models")(models_cmd)
+    app.command("gpus")(gpus_cmd)

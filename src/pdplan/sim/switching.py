@@ -1,0 +1,69 @@
+"""Role switching of instances (prefill <-> decode): drain, switch cost, policy ticks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pdplan.sim.config import RoleSwitch
+from pdplan.sim.kernel import PRIO_CONTROL
+
+if TYPE_CHECKING:
+    from pdplan.sim.cluster import Simulator
+    from pdplan.sim.engine import Instance
+
+__all__ = ["SwitchingMixin"]
+
+
+class SwitchingMixin:
+    """Methods of Simulator: a switch drains the instance, takes it offline for
+    switch_cost_s, then it rejoins the candidates in its new role."""
+
+    __slots__ = ()
+
+    def _begin_switch(self: Simulator, sw: RoleSwitch) -> None:
+        inst = self.inst[sw.instance]
+        if inst.role == sw.role or inst.role == "agg":
+            return
+        inst.draining, inst.next_role = True, sw.role
+        self._refresh_candidates()
+        if not inst.busy:
+            self.check_drained(inst)
+
+    def check_drained(self: Simulator, inst: Instance) -> None:
+        """Called by an idle draining instance: go offline for switch_cost_s once empty."""
+        if inst.pq or inst.jq or inst.ready or inst.inflight or inst.B or inst.kv_used:
+            return
+        inst.draining, inst.offline = False, True
+        self.loop.schedule(
+            self.loop.now + self.cfg.switch_cost_s, PRIO_CONTROL, self._end_switch, inst
+        )
+
+    def _end_switch(self: Simulator, inst: Instance) -> None:
+        inst.offline = False
+        inst.role = inst.next_role or inst.role
+        inst.next_role = None
+        self.switch_log.append((self.loop.now, inst.idx, inst.role))
+        self._refresh_candidates()
+        while self._unrouted and self.p_cands:
+            self._route(self._unrouted.popleft())
+
+    def _policy_tick(self: Simulator, _: object) -> None:
+        pol = self.cfg.policy
+        assert pol is not None
+        view = [
+            {
+                "role": i.role,
+                "queued_tokens": sum(self.req.todo[x] for x in i.pq),
+                "waiting": len(i.pq) + len(i.jq),
+                "running": i.B,
+                "outstanding_tokens": i.outstanding,
+                "draining": int(i.draining or i.offline),
+            }
+            for i in self.inst
+        ]
+        for sw in pol.decide(self.loop.now, view):
+            self._begin_switch(sw)
+        if self.finished + self.dropped < self.n_issued_max:
+            self.loop.schedule(
+                self.loop.now + pol.interval_s, PRIO_CONTROL, self._policy_tick, None
+            )
