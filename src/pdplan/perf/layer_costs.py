@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.parallel.layout import Layout
-from pdplan.perf import collectives as coll
+from pdplan.perf.collectives import Links
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.step import BatchShape
 
@@ -38,66 +36,6 @@ class Hardware:
     wb: float  # weight bytes / element (attention, dense FFN)
     mb: float  # MoE expert weight bytes / element
     kvb: float  # KV cache bytes / element
-
-
-@dataclass(frozen=True)
-class Links:
-    """Collective timing inside the scale-up domain (NVLink) and across it (NIC)."""
-
-    up_bw: float  # bytes/s per GPU, unidirectional
-    up_alpha: float
-    up_eta: float
-    nic_bw: float
-    nic_alpha: float
-    nic_eta: float
-    domain: int
-
-    @classmethod
-    def for_gpu(cls, gpu: GPUSpec, eff: Efficiency, domain: int) -> Links:
-        up = gpu.scaleup_bytes_per_s if domain > 1 else gpu.pcie_gbps * 1e9
-        return cls(
-            up,
-            eff.coll_alpha_s,
-            eff.coll_eta,
-            gpu.nic_bytes_per_s,
-            eff.nic_alpha_s,
-            eff.nic_eta,
-            domain,
-        )
-
-    def all_reduce(self, nbytes: float, n: int) -> float:
-        """Within the domain: ring on NVLink. Across it: hierarchical (NCCL tree/ring per level):
-        reduce-scatter + all-gather inside each domain of d GPUs on NVLink, and an all-reduce of
-        each GPU's 1/d slice across the k = n/d domains, every GPU on its own NIC."""
-        if n <= self.domain:
-            return coll.all_reduce_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
-        d, k = self.domain, math.ceil(n / self.domain)
-        intra = coll.all_reduce_s(nbytes, d, self.up_bw, self.up_alpha, self.up_eta)
-        inter = coll.all_reduce_s(nbytes / d, k, self.nic_bw, self.nic_alpha, self.nic_eta)
-        return intra + inter
-
-    def all_gather(self, nbytes: float, n: int) -> float:
-        """All-gather of an nbytes result; across domains the (k-1)/k remote share rides the
-        NICs, each GPU carrying 1/d of it (hierarchical)."""
-        if n <= self.domain:
-            return coll.all_gather_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
-        d, k = self.domain, math.ceil(n / self.domain)
-        intra = coll.all_gather_s(nbytes / k, d, self.up_bw, self.up_alpha, self.up_eta)
-        inter = coll.all_gather_s(nbytes / d, k, self.nic_bw, self.nic_alpha, self.nic_eta)
-        return intra + inter
-
-    def all_to_all(self, send_bytes: float, n: int) -> float:
-        """All-to-all: the share bound for GPUs in other domains, (n-d)/n, leaves over this GPU's
-        NIC; the rest over NVLink; both proceed at once, the slower one sets the time."""
-        if n <= self.domain:
-            return coll.all_to_all_s(send_bytes, n, self.up_bw, self.up_alpha, self.up_eta)
-        remote = send_bytes * (n - self.domain) / n
-        t_up = coll.all_to_all_s(send_bytes - remote, n, self.up_bw, self.up_alpha, self.up_eta)
-        t_nic = coll.all_to_all_s(remote, n, self.nic_bw, self.nic_alpha, self.nic_eta)
-        return max(t_up, t_nic)
-
-    def p2p(self, nbytes: float) -> float:
-        return coll.p2p_s(nbytes, self.nic_bw, self.nic_alpha, self.nic_eta)
 
 
 @dataclass

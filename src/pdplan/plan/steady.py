@@ -1,0 +1,119 @@
+"""Steady-state estimate of one deployment (agg or xPyD): validity, memory, cost model, KV move."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pdplan.catalog.gpu_spec import GPUSpec
+from pdplan.catalog.model_spec import ModelSpec
+from pdplan.parallel.checks import require_valid
+from pdplan.parallel.layout import Layout
+from pdplan.perf.costmodel import CostModel
+from pdplan.perf.estimate import estimate_agg, estimate_disagg
+from pdplan.perf.kv_transfer import kv_transfer
+from pdplan.perf.memory import plan_memory
+
+__all__ = ["estimate_deployment", "valid_layout"]
+
+
+def valid_layout(model: ModelSpec, gpu: GPUSpec, text: str | Layout) -> Layout:
+    """Parse a layout and refuse it with the reason when the model cannot be split that way."""
+    lay = text if isinstance(text, Layout) else Layout.parse(text)
+    require_valid(model, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node)
+    return lay
+
+
+def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str, Any]:
+    isl, osl, wd, kvd = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"]
+    mem = plan_memory(m, g, lay, wd, kvd, context=isl + osl)
+    cm = CostModel(m, g, lay, kw["engine"], wd, kvd)
+    est = estimate_agg(
+        cm,
+        isl,
+        osl,
+        kw["concurrency"],
+        kv_capacity_tokens=mem.kv_capacity_tokens,
+        rounds=kw["rounds"],
+    )
+    return {"layout": str(lay), "gpus": lay.gpus, "memory": mem.to_dict(), "est": est}
+
+
+def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]) -> dict[str, Any]:
+    isl, osl, wd, kvd, eng = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"], kw["engine"]
+    np_, nd = kw["prefill_workers"], kw["decode_workers"]
+    plan_memory(m, g, pl, wd, kvd, context=isl)  # refuses a prefill layout that does not fit
+    dmem = plan_memory(m, g, dl, wd, kvd, context=isl + osl)
+    xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
+    est = estimate_disagg(
+        CostModel(m, g, pl, eng, wd, kvd),
+        CostModel(m, g, dl, eng, wd, kvd),
+        isl,
+        osl,
+        kw["concurrency"],
+        n_prefill=np_,
+        n_decode=nd,
+        kv_transfer_s=xfer.time_s,
+        decode_kv_capacity_tokens=dmem.kv_capacity_tokens,
+        rounds=kw["rounds"],
+    )
+    return {
+        "prefill_layout": str(pl),
+        "decode_layout": str(dl),
+        "prefill_workers": np_,
+        "decode_workers": nd,
+        "gpus": pl.gpus * np_ + dl.gpus * nd,
+        "kv_transfer_ms": xfer.time_s * 1e3,
+        "memory": dmem.to_dict(),
+        "est": est,
+    }
+
+
+def estimate_deployment(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    *,
+    isl: int,
+    osl: int,
+    concurrency: int,
+    layout: str | Layout | None = "tp4",
+    prefill_layout: str | Layout | None = None,
+    decode_layout: str | Layout | None = None,
+    prefill_workers: int = 1,
+    decode_workers: int = 1,
+    engine: str = "vllm",
+    weight_dtype: str | None = None,
+    kv_dtype: str = "bf16",
+    rounds: float | None = None,
+) -> dict[str, Any]:
+    """Steady state of C closed-loop clients at fixed ISL/OSL. Aggregated when both
+    prefill_layout and decode_layout are None, else disaggregated. JSON-able dict (the
+    Estimate object under "est" is replaced by its dict under "estimate")."""
+    kw = {
+        "isl": isl,
+        "osl": osl,
+        "concurrency": concurrency,
+        "engine": engine,
+        "weight_dtype": weight_dtype,
+        "kv_dtype": kv_dtype,
+        "rounds": rounds,
+        "prefill_workers": prefill_workers,
+        "decode_workers": decode_workers,
+    }
+    out: dict[str, Any] = {
+        "model": model.name,
+        "gpu": gpu.name,
+        "engine": engine,
+        "isl": isl,
+        "osl": osl,
+        "concurrency": concurrency,
+    }
+    if prefill_layout is None and decode_layout is None:
+        out |= {"mode": "agg", **_agg(model, gpu, valid_layout(model, gpu, layout or "tp1"), kw)}
+    else:
+        pl = valid_layout(model, gpu, prefill_layout or layout or "tp1")
+        dl = valid_layout(model, gpu, decode_layout or layout or "tp1")
+        out |= {"mode": "disagg", **_disagg(model, gpu, pl, dl, kw)}
+    est = out.pop("est")
+    out["estimate"] = est.to_dict()
+    out["output_tokens_per_s_per_gpu"] = est.throughput_rps * osl / out["gpus"]
+    return out
