@@ -91,7 +91,11 @@ def _perf_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
 def _layouts_table(rows: list[dict[str, Any]]) -> Table:
     t = Table(title="valid layouts")
     for col in _LAYOUT_COLS:
-        t.add_column(col, justify="left" if col in ("layout", "warnings") else "right")
+        t.add_column(
+            col,
+            justify="left" if col in ("layout", "warnings") else "right",
+            no_wrap=col == "layout",
+        )
     for r in rows:
         kv = f"{r['kv_capacity_tokens']:,}" if "kv_capacity_tokens" in r else "-"
         warn = "; ".join(w.split(":")[0] for w in r["warnings"])
@@ -107,7 +111,9 @@ def _comm_table(c: dict[str, Any]) -> Table:
     )
     for col in ("op", "collective", "strategy", "group", "calls", "bytes/call", "bytes/step"):
         t.add_column(
-            col, justify="right" if col in ("group", "calls") or "bytes" in col else "left"
+            col,
+            justify="right" if col in ("group", "calls") or "bytes" in col else "left",
+            no_wrap="bytes" in col,
         )
     for o in c["ops"]:
         calls = (
