@@ -8,7 +8,7 @@ import pytest
 from pdplan.perf.step import LinearStepModel
 from pdplan.sim import Arrivals, EventLoop, InstanceSpec, SimConfig, simulate
 from pdplan.sim.lazyjoin import LazyJoinMixin
-from pdplan.sim.runs import RunLog, weighted_quantiles
+from pdplan.sim.runs import RUN_PACK, RunLog, weighted_quantiles
 from pdplan.workload.core import Workload
 
 from .helpers import lengths_workload, xpyd
@@ -20,7 +20,7 @@ def test_lazy_join_gives_the_same_run_as_an_event_at_the_boundary(
     cfg = SimConfig(instances=xpyd(2, 3))
     wl, arr = lengths_workload(800, seed=5), Arrivals("poisson", rate=12)
     lazy = simulate(cfg, wl, arr)
-    monkeypatch.setattr(LazyJoinMixin, "_join_lazily", lambda self: False)
+    monkeypatch.setattr(LazyJoinMixin, "lazy_joins", False)
     plain = simulate(cfg, wl, arr)
     for col in ("first", "finish"):
         assert np.allclose(lazy.columns[col], plain.columns[col], rtol=0, atol=1e-9)
@@ -70,3 +70,11 @@ def test_prompt_that_misses_the_token_budget_starts_in_the_next_step() -> None:
     res = simulate(SimConfig(instances=(p, d)), wl)
     assert list(res.columns["pf_start"]) == pytest.approx([0.0, 0.09])
     assert list(res.columns["pf_end"]) == pytest.approx([0.09, 0.18])
+
+
+def test_packed_run_records_equal_pushed_tuples() -> None:
+    packed, pushed = RunLog(), RunLog()
+    packed.put(RUN_PACK(0.0125, 0.0131, 7, 33))  # the hot path's bytes append
+    pushed.push((0.0125, 0.0131, 7, 33))
+    assert packed.buf.tobytes() == pushed.buf.tobytes() and len(packed) == 1
+    assert packed.gaps == 7 * 33

@@ -30,7 +30,7 @@ class Simulator(SwitchingMixin):
         "_hashes _heap _last_t _least_pair _least_route _next _seq _times _times_l "
         "_unrouted _until area arrivals cap_limit cfg d_cands drop_reasons dropped "
         "finished inst itl loop n_issued_max net nsys p_cands pairer preemptions req "
-        "router switch_log tracer wl ".split()
+        "pf_caches router switch_log tracer wl ".split()
     )
 
     def __init__(self, cfg: SimConfig, wl: Workload, arrivals: Arrivals | None = None) -> None:
@@ -41,8 +41,9 @@ class Simulator(SwitchingMixin):
         self.req = Requests(wl.input_len, wl.output_len)
         self.itl = RunLog()
         self.tracer: list[tuple] | None = [] if cfg.trace else None
+        self.pf_caches: dict[int, dict] = {}  # id(step model) -> prefill step-time memo
+        self.net = Network(self)  # before the instances, which bind its start()
         self.inst = [Instance(i, s, self) for i, s in enumerate(cfg.instances)]
-        self.net = Network(self)
         self.router, self.pairer = Router(cfg.routing, cfg.seed), Router(cfg.pairing, cfg.seed + 1)
         self._least_pair = cfg.pairing == "least_tokens"
         self._least_route = cfg.routing == "least_tokens"
@@ -129,10 +130,30 @@ class Simulator(SwitchingMixin):
             return self._drop(rid, "empty prompt or output")
         if i + o > self.cap_limit:
             return self._drop(rid, "prompt + output exceed the KV capacity of one instance")
-        if not self.p_cands:
+        cands = self.p_cands
+        if not cands:
             self._unrouted.append(rid)
             return None
-        self._route(rid)
+        if self._hashes or not self._least_route:
+            self._route(rid)
+            return None
+        inst = cands[0]  # _route + least_loaded + submit_prefill, inlined (plain routing)
+        low = inst.outstanding
+        for c in cands:
+            if c.outstanding < low:
+                inst, low = c, c.outstanding
+        if i > inst.cap:
+            return self._drop(rid, "prompt exceeds the prefill instance's KV capacity")
+        r.p_inst[rid] = inst.idx
+        r.todo[rid] = i
+        inst.outstanding += i + (o if inst.role == "agg" else 0)
+        inst.pq.append(rid)
+        if not inst.busy:
+            if not inst.offline:
+                inst.tK = now
+                inst._decide()
+        elif inst.in_run:
+            inst.kick()  # cut the decode run at its next boundary
         return None
 
     def _route(self, rid: int) -> None:
@@ -180,22 +201,20 @@ class Simulator(SwitchingMixin):
                 r.not_before[rid] = end
                 self._pair(rid, inst)
 
-    def on_prefill_done(self, rid: int, inst: Instance, now: float) -> None:
-        r = self.req
-        r.pf_end[rid] = now
-        inst.outstanding -= r.inp[rid]
-        if r.d_inst[rid] < 0:
-            self._pair(rid, inst, r)
-
     def _pair(self, rid: int, p: Instance, r: Requests | None = None) -> None:
         """Choose the decode instance of a prefilled request and queue it there."""
         r = r or self.req
-        if not self.d_cands:
+        cands = self.d_cands
+        if not cands:
             raise ConfigError("no decode instance is available (all draining or switching)")
         if self._least_pair:
-            d = least_loaded(self.d_cands)
+            d = cands[0]  # least_loaded, inlined
+            low = d.outstanding
+            for c in cands:
+                if c.outstanding < low:
+                    d, low = c, c.outstanding
         else:
-            d = self.pairer.choose(self.d_cands, near=p)
+            d = self.pairer.choose(cands, near=p)
         r.d_inst[rid] = d.idx
         d.outstanding += r.out[rid]
         d.jq.append(rid)  # Instance.offer, inlined
@@ -205,8 +224,8 @@ class Simulator(SwitchingMixin):
         """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
         r, now = self.req, self.loop.now
         p.kv_used -= r.ctx0[rid]  # Instance.release, inlined: the prefill side frees its KV
-        if p.pq or p.draining:
-            p.kick()
+        if (p.pq or p.draining) and (p.in_run or not p.busy):
+            p.kick()  # (a busy prefill step takes the new work at its end anyway)
         nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise
         t = now
         if nb:  # the last layer's KV can only leave after the prefill ends

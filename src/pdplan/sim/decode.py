@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape
 from pdplan.sim.kernel import PRIO_BOUNDARY
+from pdplan.sim.runs import RUN_PACK
+from pdplan.sim.state import DONE
 from pdplan.sim.steps import steps_within
 
 if TYPE_CHECKING:
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["DecodeMixin"]
 
 _NONE: list[int] = []  # shared empty run_fresh (never mutated)
+_pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
 
 
 class DecodeMixin:
@@ -78,9 +81,7 @@ class DecodeMixin:
                     return None  # it kicked an idle instance, whose _decide admits the rest
             else:
                 self.inflight += 1
-                sim = self.sim
-                kvb = sim.cfg.kv_bytes_per_token
-                sim.net.start(rid, sim.inst[r.p_inst[rid]], self, need * kvb)
+                self._net_start(rid, self.sim.inst[r.p_inst[rid]], self, need * self._kvb)
         if admitted and self.busy and self.in_run and self.kv_used + b * self.run_n > cap:
             n = max((cap - self.kv_used) // b, cut if cut >= 0 else self._cut())
             if n < self.run_n:
@@ -112,11 +113,10 @@ class DecodeMixin:
             b = self.B
         if not b:
             return
-        fin, ep = self.fin, self._epoch
+        fin = self.fin
         head = fin[0]
-        while head[2] != ep[head[1]]:
-            heapq.heappop(fin)  # stale entry of a preempted request
-            head = fin[0]
+        if head[2] != self._epoch[head[1]]:
+            head = self._fin_head()
         n = head[0] - self.K
         n_mem = (self.cap - self.kv_used) // b
         if n_mem < n:
@@ -130,15 +130,27 @@ class DecodeMixin:
         self.run_a, self.run_c, self.run_n = a, c, n
         self.busy = self.in_run = True
         first = a + c * self.C
+        tK = self.tK
         # the first step's ITL is recorded at _close_run (merged with the rest when plain)
-        if self.fresh:
-            self.first_w = b - self._emit_fresh(self.tK + first)
-        else:
+        fresh = self.fresh
+        if not fresh:
             self.first_w, self.run_fresh = b, _NONE
+        elif len(fresh) == 1 and fresh[0] in self.running and self.sim.req.gen[fresh[0]] == 0:
+            self.sim.req.first[fresh[0]] = tK + first  # _emit_fresh, inlined: a lone join
+            self.first_w, self.run_fresh, self.fresh = b - 1, fresh, []
+        else:
+            self.first_w = b - self._emit_fresh(tK + first)
         self.first_stall, self.stall = self.stall, 0.0
         ver = self.ver = self.ver + 1
-        t = self.tK + n * first + c * b * n * (n - 1) * 0.5  # T(n), design-notes s3
+        t = tK + n * first + c * b * n * (n - 1) * 0.5  # T(n), design-notes s3
         heappush(self.heap, (t, PRIO_BOUNDARY, next(self.seq), self._wake_cb, ver))
+
+    def _fin_head(self: Instance) -> tuple[int, int, int]:
+        """Head of the finish heap after dropping stale entries of preempted requests."""
+        fin, ep = self.fin, self._epoch
+        while fin[0][2] != ep[fin[0][1]]:
+            heapq.heappop(fin)
+        return fin[0]
 
     def _schedule_run(self: Instance, n: int) -> None:
         """(Re)schedule the end of the current run after n steps from tK."""
@@ -158,7 +170,17 @@ class DecodeMixin:
             self._pop_finished(self.K)
         if len(self.order) > 4 * self.B + 64:
             self.order = [x for x in self.order if x in self.running]
-        self._decide()
+        if (  # _decide, short-cut for a plain decode instance with nothing else to do
+            self.role == "decode"
+            and self.B
+            and not (self.jq or self.ready or self.pq or self.draining)
+            and self.tK < self._next_sample
+        ):
+            self._start_run()
+            if not self.busy:
+                self.in_run = False
+        else:
+            self._decide()
 
     def _close_run(self: Instance, n: int, t_end: float) -> None:
         """Account the first n steps of the current run, which end at t_end: ITL runs (step k
@@ -167,12 +189,12 @@ class DecodeMixin:
         a, c, b, st = self.run_a, self.run_c, self.B, self.first_stall
         lo = a + c * self.C
         if self.first_w == b and not st:
-            self.itl_push((lo, lo + c * (n - 1) * b, n, b))
+            self.itl_put(_pack(lo, lo + c * (n - 1) * b, n, b))
         else:
             if self.first_w > 0:
-                self.itl_push((lo + st, lo + st, 1, self.first_w))
+                self.itl_put(_pack(lo + st, lo + st, 1, self.first_w))
             if n > 1:
-                self.itl_push((lo + c * b, lo + c * (n - 1) * b, n - 1, b))
+                self.itl_put(_pack(lo + c * b, lo + c * (n - 1) * b, n - 1, b))
         self.busy_s += t_end - self.tK
         if self.tracer is not None:
             self.tracer.append((self.idx, "decode", self.tK, t_end - self.tK, n, b))
@@ -196,7 +218,7 @@ class DecodeMixin:
         """Mixed step: first token of fresh joins; the others' gap includes any stall."""
         w = self.B - (self._emit_fresh(now + dur) if self.fresh else 0)
         if w > 0:
-            self.itl_push((dur + self.stall, dur + self.stall, 1, w))
+            self.itl_put(_pack(dur + self.stall, dur + self.stall, 1, w))
         self.stall = 0.0
 
     def _advance(self: Instance, n: int) -> None:
@@ -209,10 +231,15 @@ class DecodeMixin:
             self._pop_finished(K)
 
     def _pop_finished(self: Instance, K: int) -> None:
-        """Requests whose last token came at step <= K leave the batch."""
+        """Requests whose last token came at step <= K leave the batch. Open loop, disaggregated:
+        Simulator.on_finish is inlined, its Little's-law and count updates made once."""
         fin = self.fin
-        r, sim = self.sim.req, self.sim
+        sim = self.sim
+        r = sim.req
         ep, ctx0, k0 = r.epoch, r.ctx0, r.k0
+        now = self.tK
+        inline = sim._times is not None and self.role == "decode"
+        n = gone = 0
         while fin and fin[0][0] <= K:
             _k_end, rid, e = heapq.heappop(fin)
             if e != ep[rid]:
@@ -222,8 +249,21 @@ class DecodeMixin:
             self.kv_used -= used
             self.B -= 1
             self.running.discard(rid)
-            r.gen[rid] = r.out[rid]
-            sim.on_finish(rid, self, self.tK)
+            o = r.gen[rid] = r.out[rid]
+            if inline:
+                r.finish[rid] = now
+                r.state[rid] = DONE
+                n += 1
+                gone += o
+            else:
+                sim.on_finish(rid, self, now)
+        if n:
+            sim.finished += n
+            t = sim.loop.now
+            sim.area += sim.nsys * (t - sim._last_t)  # Little's law: integral of N(t) dt
+            sim._last_t = t
+            sim.nsys -= n
+            self.outstanding -= gone
 
     def _preempt_newest(self: Instance) -> None:
         """Evict the most recently joined running request (vLLM's victim choice)."""

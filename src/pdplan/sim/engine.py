@@ -7,12 +7,13 @@ from collections import deque
 from heapq import heappush
 from typing import TYPE_CHECKING
 
-from pdplan.perf.step import BatchShape, causal_pairs
+from pdplan.perf.step import BatchShape
 from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.decode import DecodeMixin
 from pdplan.sim.kernel import PRIO_BOUNDARY
 from pdplan.sim.lazyjoin import LazyJoinMixin
+from pdplan.sim.mixed import MixedStepMixin
 from pdplan.sim.steps import steps_within
 
 if TYPE_CHECKING:
@@ -21,16 +22,16 @@ if TYPE_CHECKING:
 __all__ = ["Instance", "steps_within"]
 
 
-class Instance(DecodeMixin, LazyJoinMixin):
+class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
     """State and scheduler of one instance. Decode steps are counted by K; between events the
     batch is constant and whole runs of steps are integrated in closed form (unless exact)."""
 
     # slots: 50+ attributes would overflow CPython's shared-key instance dicts (30 keys) and
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
-        "B C K _affine _end_pf_cb _epoch _next_sample _pf_cache _started _wake_cb busy "
-        "busy_s cache cap draining exact fin first_stall first_w fresh heap idx in_run "
-        "inflight itl_push jq kv_used layerwise loop model next_role offline order "
+        "B C K _affine _end_pf_cb _epoch _kvb _net_start _next_sample _pf_cache _started "
+        "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
+        "in_run inflight itl_put jq kv_used layerwise loop model next_role offline order "
         "outstanding pq prefilling ready role run_a run_c run_fresh run_n running samples "
         "seq sim spec stall swapped tK tracer ver ".split()
     )
@@ -73,13 +74,17 @@ class Instance(DecodeMixin, LazyJoinMixin):
         """Settings, shared objects and bound methods cached for the hot paths."""
         self.exact = sim.cfg.exact
         self.layerwise = sim.cfg.transfer_mode == "layerwise"
-        self._pf_cache: dict[tuple[float, float, int], float] = {}
+        # prefill step times memoised per step model, shared by the instances that use it
+        self._pf_cache: dict[tuple[float, float, int], float] = sim.pf_caches.setdefault(
+            id(self.model), {}
+        )
         self.loop = sim.loop
         self.heap, self.seq = sim.loop.heap, sim.loop.seq  # direct pushes (see EventLoop)
         self._wake_cb, self._end_pf_cb = self._wake, self._end_prefill  # bound once
         self._epoch = sim.req.epoch
         self.tracer = sim.tracer
-        self.itl_push = sim.itl.push
+        self.itl_put = sim.itl.put  # appends RUN_PACK(lo, hi, n, w) bytes
+        self._net_start, self._kvb = sim.net.start, sim.cfg.kv_bytes_per_token
 
     # ---- work arriving ---------------------------------------------------------------------
     def submit_prefill(self, rid: int) -> None:
@@ -225,7 +230,17 @@ class Instance(DecodeMixin, LazyJoinMixin):
             net.flush()
         else:
             self._finish_chunks(batch, now)
-        self._decide()
+        if (  # _decide, short-cut for a plain prefill instance
+            self.role == "prefill"
+            and not (self.jq or self.ready or self.B or self.draining)
+            and now < self._next_sample
+        ):
+            if self.pq:
+                self._prefill_step(self.spec.chunk_budget)
+            if not self.busy:
+                self.in_run = False
+        else:
+            self._decide()
 
     def _finish_chunks(self, batch: list[tuple[int, int, int]], now: float) -> None:
         r, sim, pq = self.sim.req, self.sim, self.pq
@@ -242,8 +257,11 @@ class Instance(DecodeMixin, LazyJoinMixin):
             self._started.discard(rid)
             self.prefilling -= 1
             r.ctx0[rid] = done
-            if self.role == "prefill":
-                sim.on_prefill_done(rid, self, now)
+            if self.role == "prefill":  # prefill done: pair it with a decode instance
+                r.pf_end[rid] = now
+                self.outstanding -= r.inp[rid]
+                if r.d_inst[rid] < 0:
+                    sim._pair(rid, self, r)
                 continue
             if gen[rid] == 0:  # aggregated: the prefill step emits the first token
                 gen[rid] = 1
@@ -253,40 +271,3 @@ class Instance(DecodeMixin, LazyJoinMixin):
                 sim.on_finish(rid, self, now)
             else:
                 self.ready.append(rid)
-
-    # ---- mixed (chunked prefill) step ------------------------------------------------------
-    def _mixed_step(self) -> None:
-        """vLLM-style chunked prefill: all running decodes plus prompt chunks up to the budget."""
-        self._make_room()
-        budget = int(self.spec.chunk_budget or 0) - self.B
-        batch = self._take_prompts(budget, True, self.spec.max_batch) if budget > 0 else []
-        if not batch:
-            if self.B:
-                self._start_run()
-            return
-        toks = sum(b[1] for b in batch)
-        pairs = sum(causal_pairs(n, c) for _, n, c in batch)
-        shape = BatchShape(toks, pairs, len(batch), self.B, self.C)
-        dur = self.model.step_time(shape)
-        now = self.tK
-        if self.B:
-            self._record_first_step(now, dur)
-        self._begin(now, dur, "mixed", toks)
-        self.sim.on_prefill_batch(self, batch, now, now + dur)
-        self.sim.loop.schedule(now + dur, PRIO_BOUNDARY, self._end_mixed, batch)
-
-    def _end_mixed(self, batch: list[tuple[int, int, int]]) -> None:
-        now = self.sim.loop.now
-        self.busy = False
-        self.busy_s += now - self.tK
-        self.tK = now
-        if self.B:
-            self._advance(1)
-        self._finish_chunks(batch, now)
-        self._decide()
-
-    def _begin(self, now: float, dur: float, kind: str, toks: int) -> None:
-        self.busy = True
-        self.in_run = False
-        if self.sim.tracer is not None:
-            self.sim.tracer.append((self.idx, kind, now, dur, toks, self.B))

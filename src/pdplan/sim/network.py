@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from pdplan.sim.kernel import PRIO_NETWORK
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["Link", "Network", "Transfer"]
 
 _INF = float("inf")
+_new = object.__new__
 
 
 class Link:
@@ -64,6 +66,7 @@ class Network:
         self._dirty: dict[Link, None] = {}
         self._armed, self._ver = _INF, 0
         self._changed = False  # transfers started or finished since the last _arm
+        self._heap, self._seq, self._fire_cb = sim.loop.heap, sim.loop.seq, self._fire
 
     @property
     def active(self) -> int:
@@ -88,8 +91,7 @@ class Network:
             if self._dirty:
                 now = self.sim.loop.now
                 for link in self._dirty:
-                    _settle(link, now)
-                    _reshare(link, now)
+                    _settle_reshare(link, now)
                 self._dirty.clear()
             if self._changed:
                 self._arm()
@@ -106,7 +108,8 @@ class Network:
                 pair = self._link("nic_out", src), self._link("nic_in", dst)
             self._pairs[key] = pair
         l0, l1 = pair
-        tr = Transfer(rid, src, dst, nbytes, now, l0, l1)
+        tr = _new(Transfer)  # Transfer(rid, src, dst, nbytes, now, l0, l1) without __init__
+        tr.rid, tr.src, tr.dst, tr.left, tr.last, tr.l0, tr.l1 = rid, src, dst, nbytes, now, l0, l1
         self.transfers[tr] = None
         if not l0.active and not l1.active:  # fast path: idle links, nobody else's rate moves
             tr.rate = rate = l0.bw if l0.bw < l1.bw else l1.bw
@@ -114,17 +117,21 @@ class Network:
             l0.active[tr] = l1.active[tr] = None
             if self._held:
                 self._changed = True
-            elif tr.t_end + self.latency < self._armed:
-                self._arm()
+                return
+            t = tr.t_end + self.latency
+            if t < self._armed:  # _arm, inlined: the new transfer is the earliest
+                self._armed = t
+                self._ver += 1
+                heappush(self._heap, (t, PRIO_NETWORK, next(self._seq), self._fire_cb, self._ver))
             return
+        tr.rate, tr.t_end = 0.0, _INF
         l0.active[tr] = l1.active[tr] = None
         if self._held:
             self._dirty[l0] = self._dirty[l1] = None
             self._changed = True
             return
-        for link in (l0, l1):
-            _settle(link, now)
-            _reshare(link, now)
+        _settle_reshare(l0, now)
+        _settle_reshare(l1, now)
         self._arm()
 
     def _arm(self) -> None:
@@ -135,22 +142,27 @@ class Network:
             if tr.t_end < t:
                 t = tr.t_end
         t += self.latency
-        if t != self._armed and t < _INF:
+        if t != self._armed and t < _INF:  # t >= now: a transfer ends now or later
             self._armed = t
             self._ver += 1
-            self.sim.loop.schedule(t, PRIO_NETWORK, self._fire, self._ver)
+            heappush(self._heap, (t, PRIO_NETWORK, next(self._seq), self._fire_cb, self._ver))
 
     def _fire(self, ver: int) -> None:
         if ver != self._ver:
             return
         now, lat = self.sim.loop.now, self.latency
         self._armed = _INF
-        self._changed = True
-        done = [tr for tr in self.transfers if tr.t_end + lat <= now]
-        self._held += 1  # deliveries may start transfers: reshare and re-arm once, at flush
+        transfers = self.transfers
+        if len(transfers) == 1:  # the usual lone transfer: no scan
+            done = list(transfers)
+            if done[0].t_end + lat > now:
+                done = []
+        else:
+            done = [tr for tr in transfers if tr.t_end + lat <= now]
+        self._held += 1  # deliveries may start transfers: reshare and re-arm once, below
         dirty = self._dirty
         for tr in done:
-            del self.transfers[tr]
+            del transfers[tr]
             a, b = tr.l0, tr.l1
             del a.active[tr]
             del b.active[tr]
@@ -161,12 +173,25 @@ class Network:
         on_done = self.sim.on_transfer_done
         for tr in done:
             on_done(tr.rid, tr.src, tr.dst, tr.t_end)
-        self.flush()
+        self._held -= 1  # flush(), inlined (nothing else holds during an event)
+        if dirty:
+            for link in dirty:
+                _settle_reshare(link, now)
+            dirty.clear()
+        if transfers:
+            self._arm()
+        else:
+            self._changed = False  # _arm of an idle network: nothing to schedule
 
 
-def _reshare(link: Link, now: float) -> None:
-    """Recompute the rates of the transfers on link (remaining bytes settled to now)."""
-    for tr in link.active:
+def _settle_reshare(link: Link, now: float) -> None:
+    """Bring the remaining bytes of link's transfers up to `now`, then recompute their rates
+    (min over each transfer's two links of bw / active transfers; equal shares)."""
+    active = link.active
+    for tr in active:
+        tr.left -= tr.rate * (now - tr.last)
+        tr.last = now
+    for tr in active:
         if tr.t_end <= now:
             continue  # last byte sent; only its latency is left
         a, b = tr.l0, tr.l1
@@ -176,13 +201,6 @@ def _reshare(link: Link, now: float) -> None:
             rate = r1
         if rate == tr.rate:
             continue
-        left = tr.left - tr.rate * (now - tr.last)
-        tr.left, tr.last, tr.rate = left, now, rate
+        left = tr.left  # settled above: tr.last == now
+        tr.rate = rate
         tr.t_end = now + (left if left > 0.0 else 0.0) / rate
-
-
-def _settle(link: Link, now: float) -> None:
-    """Bring the remaining bytes of every transfer on link up to `now`."""
-    for tr in link.active:
-        tr.left -= tr.rate * (now - tr.last)
-        tr.last = now

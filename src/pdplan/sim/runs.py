@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import struct
 from array import array
 
 import numpy as np
 
-__all__ = ["RunLog", "weighted_quantiles"]
+__all__ = ["RUN_PACK", "RunLog", "weighted_quantiles"]
+
+RUN_PACK = struct.Struct("=4f").pack  # (lo, hi, n, w) -> 16 bytes, as array("f") holds them
 
 _CHUNK = 1 << 20  # runs per pass when building the quantile histogram (bounds temporaries)
 _REL_BIN = 1e-4  # histogram bin width relative to its value (quantiles within 0.01 %)
@@ -18,13 +21,15 @@ class RunLog:
     """A run is `n` consecutive steps whose durations rise linearly from lo to hi seconds,
     each step giving one token to each of `w` sequences: n*w gaps in all. Stored flat as
     float32 quadruples (16 B a run; 7 significant digits are ample for gaps); the hot loop
-    appends with `push((lo, hi, n, w))`, a bound array.extend."""
+    appends with `put(RUN_PACK(lo, hi, n, w))`, a bound array.frombytes (half the time of
+    array.extend with a tuple, which converts item by item), or `push((lo, hi, n, w))`."""
 
-    __slots__ = ("buf", "push")
+    __slots__ = ("buf", "push", "put")
 
     def __init__(self) -> None:
         self.buf = array("f")
         self.push = self.buf.extend
+        self.put = self.buf.frombytes
 
     def add(self, lo: float, hi: float, n: int, w: int) -> None:
         self.push((lo, hi, n, w))
