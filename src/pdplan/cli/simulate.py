@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from pdplan.errors import ConfigError, InputError
+from pdplan.errors import InputError
 from pdplan.sim import Arrivals, SimConfig, build_instances, parse_deployment, simulate
 
 from ._common import console, emit, kv_table
@@ -17,22 +17,25 @@ from ._common import console, emit, kv_table
 __all__ = ["register"]
 
 
-def _cost_model(model: str, gpu: str) -> tuple[Any, float, float]:
-    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU) from
-    the real cost model and the catalog."""
-    try:
-        from pdplan.catalog.gpus import get_gpu
-        from pdplan.catalog.models import get_model
-        from pdplan.perf.costmodel import CostModel
-        from pdplan.perf.memory import plan_memory
-    except ImportError as exc:
-        raise ConfigError(f"the cost model is not available in this build ({exc})") from exc
-    m, g = get_model(model), get_gpu(gpu)
+def _cost_model(model: str, gpu: str, engine: str) -> tuple[Any, float, float, int | None]:
+    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU, the
+    engine's chunked-prefill budget or None for prefill-first) from the catalog and the real
+    cost model; every layout is checked (e.g. TP must divide the attention heads)."""
+    from pdplan.catalog.gpus import get_gpu
+    from pdplan.catalog.models import get_model
+    from pdplan.perf.costmodel import CostModel
+    from pdplan.perf.efficiency import get_efficiency
+    from pdplan.perf.memory import plan_memory
+    from pdplan.plan.steady import valid_layout
+
+    m, g, eff = get_model(model), get_gpu(gpu), get_efficiency(engine, None)
 
     def make(role: str, layout: Any) -> tuple[Any, int]:
-        return CostModel(m, g, layout), int(plan_memory(m, g, layout).kv_capacity_tokens)
+        lay = valid_layout(m, g, layout)
+        return CostModel(m, g, lay, engine), int(plan_memory(m, g, lay).kv_capacity_tokens)
 
-    return make, float(m.kv_bytes_per_token()), float(g.nic_bytes_per_s)
+    chunk = int(eff.prefill_chunk) if eff.chunked else None
+    return make, float(m.kv_bytes_per_token()), float(g.nic_bytes_per_s), chunk
 
 
 def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
@@ -78,10 +81,11 @@ def _run(
     requests_out: str | None,
     trace_out: str | None,
     as_json: bool,
+    engine: str = "vllm",
 ) -> None:
     pools = parse_deployment(deployment)
-    make, kvb, nic = _cost_model(model, gpu)
-    chunk_budget = chunk if pools[0].role == "agg" else None
+    make, kvb, nic, engine_chunk = _cost_model(model, gpu, engine)
+    chunk_budget = (chunk or engine_chunk) if pools[0].role == "agg" else None
     insts = build_instances(pools, make, chunk_budget=chunk_budget, nic_bytes_per_s=nic)
     cfg = SimConfig(
         instances=insts,
@@ -103,12 +107,15 @@ def _run(
 
 
 def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
-    rows = [
-        (k, s[k])
-        for k in ("requests", "finished", "dropped", "throughput_rps", "goodput_rps", "preemptions")
+    rows: list[tuple[str, Any]] = [
+        (k, f"{s[k]:,}") for k in ("requests", "finished", "dropped", "preemptions")
     ]
+    rows += [(k, f"{s[k]:.3f} req/s") for k in ("throughput_rps", "goodput_rps")]
     rows += [
-        (f"{m} p50/p99 (s)", f"{s[m]['p50']:.4f} / {s[m]['p99']:.4f}")
+        (
+            f"{m[:-2].upper()} p50 / p90 / p99 (ms)",
+            " / ".join(f"{s[m][q] * 1e3:.1f}" for q in ("p50", "p90", "p99")),
+        )
         for m in ("ttft_s", "tpot_s", "itl_s", "e2e_s")
     ]
     rows.append(("SLO attainment", f"{s['slo']['attainment']:.3f}"))
@@ -161,7 +168,10 @@ def register(app: typer.Typer) -> None:
         exact: bool = typer.Option(False, "--exact", help="step every iteration (reference)"),
         slo_ttft: float = typer.Option(2.0, "--slo-ttft", help="TTFT SLO, s"),
         slo_tpot: float = typer.Option(0.1, "--slo-tpot", help="TPOT SLO, s"),
-        chunk: int = typer.Option(None, "--chunk", help="agg chunked-prefill token budget"),
+        chunk: int = typer.Option(
+            None, "--chunk", help="agg chunked-prefill token budget (default: the engine's)"
+        ),
+        engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
         requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         as_json: bool = typer.Option(False, "--json"),
@@ -181,4 +191,5 @@ def register(app: typer.Typer) -> None:
             requests_out,
             trace_out,
             as_json,
+            engine,
         )
