@@ -102,6 +102,10 @@ class Layout:
                     "use tpN, dpN, ppN, epN, etpN, cpN, sp"
                 )
             kw[_KEYS[m.group(1)]] = int(m.group(2))
+        if not kw:
+            raise ConfigError(
+                f"cannot read layout {text!r}; expected e.g. 'tp4', 'tp8-pp2', 'dp8-ep8'"
+            )
         return cls(**kw)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, int | bool]:
