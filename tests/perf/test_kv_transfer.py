@@ -4,44 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from pdplan.catalog.model_spec import MLASpec, ModelSpec, MoESpec
+from pdplan.catalog import get_model
+from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.kv_transfer import kv_transfer, required_gbps, seed_kv_example
 
 
 def _llama70b() -> ModelSpec:
-    return ModelSpec(
-        name="llama-3.1-70b",
-        hf_id="meta-llama/Llama-3.1-70B",
-        architecture="LlamaForCausalLM",
-        model_type="llama",
-        hidden_size=8192,
-        num_layers=80,
-        num_heads=64,
-        num_kv_heads=8,
-        head_dim=128,
-        intermediate_size=28672,
-        vocab_size=128256,
-    )
+    """Llama-3.1-70B preset: 80 layers, 8 KV heads of 128 (checked against models.csv)."""
+    return get_model("llama-3.1-70b")
 
 
 def _dsv3() -> ModelSpec:
-    return ModelSpec(
-        name="deepseek-v3",
-        hf_id="deepseek-ai/DeepSeek-V3",
-        architecture="DeepseekV3ForCausalLM",
-        model_type="deepseek_v3",
-        hidden_size=7168,
-        num_layers=61,
-        num_heads=128,
-        num_kv_heads=128,
-        head_dim=128,
-        intermediate_size=18432,
-        vocab_size=129280,
-        mla=MLASpec(1536, 512, 128, 64, 128),
-        moe=MoESpec(256, 8, 2048, 1, 2048, first_dense_layers=3),
-    )
+    """DeepSeek-V3 preset: 61 layers, MLA latent 512 + rope 64."""
+    return get_model("deepseek-v3")
 
 
 def test_seed_example_corrected() -> None:
