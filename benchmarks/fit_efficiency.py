@@ -4,7 +4,8 @@ Usage: python benchmarks/fit_efficiency.py [--engine vllm] [--cv] [--maxiter 400
 Reads ../shared/data/calibration/measured_serving.csv (aggregated rows), fits the physical
 parameters of perf/data/efficiency.yaml within their stated bounds by minimising the mean
 clipped |log(predicted / measured)| of TTFT and TPOT (Powell), and prints the values plus
-leave-one-model-out errors (--cv). Needs scipy (pip install scipy); the product does not.
+leave-one-model-out errors (--cv). Needs scipy (pip install -e ".[calibrate]"); the product
+does not.
 """
 
 from __future__ import annotations
