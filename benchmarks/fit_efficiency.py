@@ -1,9 +1,11 @@
 """Fit the cost model's efficiency factors per engine on measured serving rows (dev tool).
 
-Usage: python benchmarks/fit_efficiency.py [--engine vllm] [--cv] [--maxiter 400]
+Usage: python benchmarks/fit_efficiency.py [--engine vllm] [--method estimate|sim] [--cv]
+    [--maxiter 3] [--params a,b] [--subsample k]
 Reads ../shared/data/calibration/measured_serving.csv (aggregated rows), fits the physical
-parameters of perf/data/efficiency.yaml within their stated bounds by minimising the mean
-clipped |log(predicted / measured)| of TTFT and TPOT (Powell), and prints the values plus
+parameters of perf/data/efficiency.yaml within their stated bounds by minimising a robust
+(Cauchy) loss on log(predicted / measured) of TTFT and TPOT (Powell), predicting with the
+steady-state estimate or the simulator, and prints the values (to copy into the YAML) plus
 leave-one-model-out errors (--cv). Needs scipy (pip install -e ".[calibrate]"); the product
 does not.
 """
