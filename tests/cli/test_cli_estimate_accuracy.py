@@ -114,3 +114,9 @@ def test_accuracy_targets_on_the_measured_file(capsys: pytest.CaptureFixture[str
     # issue targets on the aggregated rows: TPOT median <= 15 %, TTFT median <= 30 %
     assert overall["tpot_ape"]["median"] <= 15.0
     assert overall["ttft_ape"]["median"] <= 30.0
+
+
+def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _run(capsys, "parallel", "--no-such-flag")
+    assert rc == 2 and err.count("\n") == 1
+    assert err.startswith("error: No such option: --no-such-flag")

@@ -94,3 +94,14 @@ def test_fast_step_time_equals_the_breakdown(name: str) -> None:
         BatchShape(2048, 2 * causal_pairs(1024, 512), 2, 100, 100 * 5000),
     ):
         assert cm.step_time(shape) == pytest.approx(cm.breakdown(shape).total, rel=1e-12)
+
+
+def test_pipeline_parallel_keeps_micro_batches_in_flight() -> None:
+    m, g = get_model("llama-3.1-70b"), get_gpu("h100-sxm")
+    tp4 = CostModel(m, g, Layout(tp=4))
+    pp2 = CostModel(m, g, Layout(tp=4, pp=2))
+    # a lone sequence cannot be pipelined: same latency as one stage group doing all layers
+    assert pp2.decode_step(1, 2000) == pytest.approx(tp4.decode_step(1, 2000), rel=0.05)
+    # 64 sequences in 2 micro-batches of 32: every sequence advances faster than on TP4 alone
+    assert pp2.decode_step(64, 2000) < tp4.decode_step(64, 2000)
+    assert pp2.decode_step(64, 2000) == pytest.approx(tp4.decode_step(32, 2000), rel=0.05)

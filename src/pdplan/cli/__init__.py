@@ -65,6 +65,17 @@ def _register_all() -> None:
 _register_all()
 
 
+def _usage_error(exc: Exception) -> tuple[str, int] | None:
+    """A click usage error (bad option, missing argument: click or typer's vendored copy) as
+    one line and its exit code; None for anything else."""
+    fmt, code = getattr(exc, "format_message", None), getattr(exc, "exit_code", None)
+    if not callable(fmt) or not isinstance(code, int):
+        return None
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return f"error: {fmt()}{where}", code
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app; every error becomes one line on stderr, exit != 0."""
     try:
@@ -79,11 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         return int(code or 0)
     except Exception as exc:  # the CLI never shows a bare traceback
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
+        usage = _usage_error(exc)
+        if usage is not None:
+            print(usage[0], file=sys.stderr)
+            return usage[1]
         if os.environ.get("PDPLAN_DEBUG"):
             raise
         print(

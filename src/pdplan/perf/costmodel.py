@@ -89,11 +89,14 @@ class CostModel:
             self.eff.kernel_s * self.eff.kernels_per_layer * model.num_layers
         )
         self._fixed_cache: dict[int, float] = {}
+        self._pp = layout.pp
 
     # ---- StepModel protocol ------------------------------------------------------------------
     def step_time(self, shape: BatchShape) -> float:
-        """Seconds of one iteration computing `shape` (all pipeline stages in sequence).
+        """Seconds of one iteration computing `shape` (every sequence advances once).
         Same sum as breakdown(shape).total, written flat: the simulator calls it per event."""
+        if self._pp > 1:
+            shape = self._micro(shape)
         tokens = shape.prefill_tokens + shape.decode_seqs
         if tokens <= 0:
             return 0.0
@@ -170,8 +173,27 @@ class CostModel:
             self._lm_cache[rows] = hit
         return hit
 
+    def _micro(self, shape: BatchShape) -> BatchShape:
+        """Pipeline parallelism: the batch is split into m = min(pp, sequences) micro-batches
+        kept in flight together, so one iteration (every sequence advances once) takes
+        max(m, pp) stage-times of one micro-batch = the time of one micro-batch through all
+        layers (pp stages x L/pp layers). A lone sequence (m = 1) gets no pipelining."""
+        seqs = shape.prefill_seqs + shape.decode_seqs
+        m = min(self._pp, max(1, seqs))
+        if m <= 1:
+            return shape
+        return BatchShape(
+            -(-shape.prefill_tokens // m),
+            shape.prefill_pairs / m,
+            -(-shape.prefill_seqs // m),
+            -(-shape.decode_seqs // m),
+            shape.decode_ctx // m,
+        )
+
     def breakdown(self, shape: BatchShape) -> StepBreakdown:
-        """Seconds of one step of `shape` by op family."""
+        """Seconds of one step of `shape` by op family (a micro-batch's, under PP)."""
+        if self._pp > 1:
+            shape = self._micro(shape)
         tokens = shape.tokens
         if tokens <= 0:
             return StepBreakdown(0, 0, 0, 0, 0, 0)
