@@ -117,6 +117,6 @@ def test_accuracy_targets_on_the_measured_file(capsys: pytest.CaptureFixture[str
 
 
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, err = _run(capsys, "parallel", "--no-such-flag")
+    rc, _, err = _run(capsys, "parallel", "--no-such-flag")
     assert rc == 2 and err.count("\n") == 1
     assert err.startswith("error: No such option: --no-such-flag")
