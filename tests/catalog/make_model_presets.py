@@ -54,6 +54,31 @@ PRESETS: dict[str, tuple[str, str, str | None]] = {
     "gpt-oss-20b": ("openai--gpt-oss-20b", "openai/gpt-oss-20b", None),
     "minimax-m2.5": ("MiniMaxAI--MiniMax-M2.5", "MiniMaxAI/MiniMax-M2.5", None),
     "glm-5": ("zai-org--GLM-5", "zai-org/GLM-5", None),
+    "glm-5.1": ("zai-org--GLM-5.1", "zai-org/GLM-5.1", None),
+    "glm-5.2": ("zai-org--GLM-5.2", "zai-org/GLM-5.2", None),
+    "glm-5.3": ("zai-org--GLM-5.3", "zai-org/GLM-5.3", None),
+    "minimax-m2.7": ("MiniMaxAI--MiniMax-M2.7", "MiniMaxAI/MiniMax-M2.7", None),
+    # Kimi-K2.6 / K2.7-Code and Qwen3.6: only NVIDIA's NVFP4 copies are in the store; the shape is
+    # the config's, the default weights are that copy's (a row or --weight-dtype overrides them).
+    "kimi-k2.6": ("nvidia--Kimi-K2.6-NVFP4", "moonshotai/Kimi-K2.6", None),
+    "kimi-k2.7-code": ("nvidia--Kimi-K2.7-Code-NVFP4", "moonshotai/Kimi-K2.7-Code", None),
+    "qwen3.6-27b": ("nvidia--Qwen3.6-27B-NVFP4", "Qwen/Qwen3.6-27B", None),
+    "qwen3.6-35b-a3b": ("nvidia--Qwen3.6-35B-A3B-NVFP4", "Qwen/Qwen3.6-35B-A3B", None),
+    "qwen3-0.6b": ("Qwen--Qwen3-0.6B", "Qwen/Qwen3-0.6B", None),
+    "qwen3-1.7b": ("Qwen--Qwen3-1.7B", "Qwen/Qwen3-1.7B", None),
+    # Qwen3-VL: the language model's shape (the vision tower is not served per token)
+    "qwen3-vl-2b": ("Qwen--Qwen3-VL-2B-Instruct", "Qwen/Qwen3-VL-2B-Instruct", None),
+    "qwen3-vl-4b": ("Qwen--Qwen3-VL-4B-Instruct", "Qwen/Qwen3-VL-4B-Instruct", None),
+    "qwen3-vl-8b": ("Qwen--Qwen3-VL-8B-Instruct", "Qwen/Qwen3-VL-8B-Instruct", None),
+    "qwen3-vl-32b": ("Qwen--Qwen3-VL-32B-Instruct", "Qwen/Qwen3-VL-32B-Instruct", None),
+    "qwen3-vl-30b-a3b": ("Qwen--Qwen3-VL-30B-A3B-Instruct", "Qwen/Qwen3-VL-30B-A3B-Instruct", None),
+    "qwen3-vl-235b-a22b": (
+        "Qwen--Qwen3-VL-235B-A22B-Instruct",
+        "Qwen/Qwen3-VL-235B-A22B-Instruct",
+        None,
+    ),
+    "mimo-7b": ("XiaomiMiMo--MiMo-7B-Base", "XiaomiMiMo/MiMo-7B-Base", None),
+    "step-3.7-flash": ("stepfun-ai--Step-3.7-Flash", "stepfun-ai/Step-3.7-Flash", None),
 }
 
 _SKIP = {"name", "hf_id", "source", "layer_types", "weight_dtype"}

@@ -37,6 +37,13 @@ _ALIASES: dict[str, str] = {
     "llama3.1-70b": "llama-3.1-70b",
     "llama3.1-405b": "llama-3.1-405b",
     "gpt-oss": "gpt-oss-120b",
+    # same architecture (identical config.json dimensions), different weights
+    "llama-3.3-70b": "llama-3.1-70b",
+    "llama-3-70b": "llama-3.1-70b",
+    "llama-3-8b": "llama-3.1-8b",
+    "deepseek-v3.1-terminus": "deepseek-v3.1",
+    "deepseek-v3.2-exp": "deepseek-v3.2",
+    "qwen3-coder-30b-a3b": "qwen3-30b-a3b",
 }
 
 

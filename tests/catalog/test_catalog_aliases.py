@@ -1,0 +1,29 @@
+"""HF ids of architecture-identical releases resolve to the preset with that shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdplan.catalog import get_model
+
+
+@pytest.mark.parametrize(
+    ("hf_id", "key", "dtype"),
+    [
+        ("meta-llama/Llama-3.3-70B-Instruct", "llama-3.1-70b", "bf16"),
+        ("deepseek-ai/DeepSeek-R1-0528", "deepseek-r1", "fp8"),
+        ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-v3.1", "fp8"),
+        ("nvidia/GLM-5.3-NVFP4", "glm-5.3", "fp4"),
+        ("zai-org/GLM-5.1-FP8", "glm-5.1", "fp8"),
+        ("Qwen/Qwen3-VL-8B-Instruct", "qwen3-vl-8b", "bf16"),
+        ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b", "bf16"),
+    ],
+)
+def test_equivalent_ids(hf_id: str, key: str, dtype: str) -> None:
+    m = get_model(hf_id)
+    assert (m.name, m.weight_dtype) == (key, dtype)
+
+
+def test_llama_33_has_the_31_shape() -> None:
+    a, b = get_model("meta-llama/Llama-3.3-70B-Instruct"), get_model("llama-3.1-70b")
+    assert a.total_params == b.total_params and a.kv_bytes_per_token() == b.kv_bytes_per_token()
