@@ -34,6 +34,9 @@ _ROWS: dict[str, tuple[_Row, float, float, float | None]] = {
     "h100-pcie": (("NVIDIA", 756.5, 1513, None, 1513, 80, 2.0, 64, 8, 8), 400, 64, 350),
     "h200-sxm": (("NVIDIA", 989, 1979, None, 1979, 141, 4.8, 450, 8, 8), 400, 64, 700),
     "h20": (("NVIDIA", 148, 296, None, 296, 96, 4.0, 450, 8, 8), 400, 64, 400),
+    # export variants: the A100 / H100 die with NVLink cut to 400 GB/s bidirectional (200 each way)
+    "a800-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 200, 8, 8), 200, 32, 400),
+    "h800-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 200, 8, 8), 400, 64, 700),
     "b200-sxm": (("NVIDIA", 2250, 4500, 9000, 4500, 180, 7.7, 900, 8, 8), 800, 64, 1000),
     "gb200": (("NVIDIA", 2500, 5000, 10000, 5000, 185.03, 8.0, 900, 72, 4), 800, 64, 1200),
     "b300-sxm": (("NVIDIA", 2250, 4500, 14000, None, 268.59, 7.75, 900, 8, 8), 800, 64, 1100),
@@ -54,6 +57,10 @@ _SOURCES: dict[str, str] = {
     "h200-sxm": "AIC h200_sxm.yaml; MLE-ACC; MLE-NET",
     "h20": "PRESS (tweaktown 2024 H20 article); citsjtu2020/LLM-Prof hardware_spec.md; "
     "ASSUMED nic 400 Gb/s (csv blank)",
+    "a800-sxm": "NVIDIA A800 40GB/80GB datasheet (NVLink 400 GB/s bidirectional); compute and HBM as "
+    "A100-80GB SXM (same GA100 die); ASSUMED nic 200 Gb/s as A100",
+    "h800-sxm": "NVIDIA H800 SXM5 datasheet (NVLink 400 GB/s bidirectional); compute and HBM as H100 "
+    "SXM (same GH100 die); ASSUMED nic 400 Gb/s as H100 (Mooncake FAST'25 runs 8xH800 on RDMA)",
     "b200-sxm": "AIC b200_sxm.yaml; MLE-ACC; MLE-NET",
     "gb200": "AIC gb200.yaml; MLE-ACC",
     "b300-sxm": "AIC b300_sxm.yaml; MLE-ACC",
@@ -74,7 +81,9 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "h100-sxm": ("h100", "h100-80gb", "h100-sxm5", "h100-sxm-80gb", "h100-80gb-hbm3"),
     "h100-pcie": ("h100-pcie-80gb",),
     "h200-sxm": ("h200", "h200-141gb", "h200-sxm-141gb"),
-    "h20": ("h20-96gb",),
+    "h20": ("h20-96gb", "h20-sxm", "h20-sxm5"),
+    "a800-sxm": ("a800", "a800-80gb", "a800-sxm4"),
+    "h800-sxm": ("h800", "h800-80gb", "h800-sxm5"),
     "b200-sxm": ("b200", "b200-180gb", "dgx-b200", "hgx-b200"),
     "gb200": ("gb200-nvl72", "gb200-nvl"),
     "b300-sxm": ("b300", "hgx-b300", "b300-288gb"),
