@@ -57,10 +57,10 @@ _SOURCES: dict[str, str] = {
     "h200-sxm": "AIC h200_sxm.yaml; MLE-ACC; MLE-NET",
     "h20": "PRESS (tweaktown 2024 H20 article); citsjtu2020/LLM-Prof hardware_spec.md; "
     "ASSUMED nic 400 Gb/s (csv blank)",
-    "a800-sxm": "NVIDIA A800 40GB/80GB datasheet (NVLink 400 GB/s bidirectional); compute and HBM as "
-    "A100-80GB SXM (same GA100 die); ASSUMED nic 200 Gb/s as A100",
-    "h800-sxm": "NVIDIA H800 SXM5 datasheet (NVLink 400 GB/s bidirectional); compute and HBM as H100 "
-    "SXM (same GH100 die); ASSUMED nic 400 Gb/s as H100 (Mooncake FAST'25 runs 8xH800 on RDMA)",
+    "a800-sxm": "NVIDIA A800 40GB/80GB datasheet (NVLink 400 GB/s bidirectional); compute and "
+    "HBM as A100-80GB SXM (same GA100 die); ASSUMED nic 200 Gb/s as A100",
+    "h800-sxm": "NVIDIA H800 SXM5 datasheet (NVLink 400 GB/s bidirectional); compute and HBM "
+    "as H100 SXM (same GH100 die); ASSUMED nic 400 Gb/s as H100 (Mooncake FAST'25: 8xH800 RDMA)",
     "b200-sxm": "AIC b200_sxm.yaml; MLE-ACC; MLE-NET",
     "gb200": "AIC gb200.yaml; MLE-ACC",
     "b300-sxm": "AIC b300_sxm.yaml; MLE-ACC",
