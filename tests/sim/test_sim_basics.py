@@ -149,3 +149,31 @@ def test_deployment_parsing() -> None:
         parse_deployment("4P:tp4")
     with pytest.raises(ConfigError, match="cannot read pool"):
         parse_deployment("4Q:tp4+2D:tp8")
+
+
+def test_closed_loop_range_ratio_draws_lengths_like_the_benchmark_client() -> None:
+    from pdplan.sim.api import _lengths
+
+    x = _lengths(np.random.default_rng(0), 1000, 0.8, 5000, 1)
+    assert x.min() >= 800 and x.max() <= 1000 and abs(x.mean() - 900) < 5
+    assert (_lengths(np.random.default_rng(0), 7, 1.0, 3, 1) == 7).all()
+
+
+def test_closed_loop_rejects_a_bad_range_ratio() -> None:
+    from pdplan.sim import simulate_closed_loop
+
+    with pytest.raises(ConfigError, match="range_ratio"):
+        simulate_closed_loop([], 10, 10, 1, range_ratio=1.5)
+
+
+def test_random_lengths_disperse_lockstep_rounds() -> None:
+    from pdplan.sim import simulate_closed_loop
+
+    from .helpers import aggs
+
+    spec = aggs(1, chunk_budget=2048)
+    fixed = simulate_closed_loop(spec, 1024, 128, 32, n_requests=640, warmup=32)
+    spread = simulate_closed_loop(spec, 1024, 128, 32, n_requests=640, warmup=32, range_ratio=0.8)
+    # equal lengths keep 32 clients in lock-step rounds, each round a 32-prompt burst;
+    # lengths from [0.8 L, L] spread them out, so a prompt rarely waits behind 31 others
+    assert spread["ttft_s"]["mean"] < 0.7 * fixed["ttft_s"]["mean"]

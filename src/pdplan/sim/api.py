@@ -89,24 +89,38 @@ def simulate_closed_loop(
     concurrency: int,
     n_requests: int | None = None,
     warmup: int | None = None,
+    range_ratio: float = 1.0,
     **cfg_kw: Any,
 ) -> dict[str, Any]:
-    """Predict a fixed-concurrency benchmark row: C clients, fixed ISL/OSL, closed loop.
+    """Predict a fixed-concurrency benchmark row: C clients, ISL/OSL, closed loop.
 
     Default n_requests = max(10*C, 200) and warmup = C (the first wave, which all starts at
-    t=0, is not measured). cfg_kw go to SimConfig (kv_bytes_per_token, routing, ...).
-    Returns SimResult.summary() (ttft_s, tpot_s, ... in seconds).
+    t=0, is not measured). range_ratio < 1 draws each request's input and output length
+    uniformly from [floor(range_ratio * L), L] (vLLM benchmark_serving.py's random dataset,
+    `--random-range-ratio`), seeded by cfg_kw["seed"]. cfg_kw go to SimConfig
+    (kv_bytes_per_token, routing, ...). Returns SimResult.summary() (seconds).
     """
     if isl < 1 or osl < 1 or concurrency < 1:
         raise ConfigError(f"isl={isl}, osl={osl}, concurrency={concurrency} must all be >= 1")
+    if not 0.0 < range_ratio <= 1.0:
+        raise ConfigError(f"range_ratio={range_ratio} must be in (0, 1]")
     n = n_requests or max(10 * concurrency, 200)
     w = concurrency if warmup is None else warmup
     if w >= n:
         raise ConfigError(f"warmup={w} must be below n_requests={n}")
-    wl = Workload(np.full(n, isl, np.int32), np.full(n, osl, np.int32))
+    rng = np.random.default_rng(cfg_kw.get("seed", 0))
+    wl = Workload(_lengths(rng, isl, range_ratio, n, 1), _lengths(rng, osl, range_ratio, n, 2))
     cfg = SimConfig(instances=tuple(instances), **cfg_kw)
     res = simulate(cfg, wl, Arrivals("closed", concurrency=concurrency), warmup=w)
     return res.summary()
+
+
+def _lengths(rng: np.random.Generator, length: int, ratio: float, n: int, low: int) -> np.ndarray:
+    """n lengths uniform in [max(low, floor(ratio * length)), length] (all = length at 1)."""
+    lo = max(low, min(length, int(length * ratio)))
+    if lo >= length:
+        return np.full(n, length, np.int32)
+    return rng.integers(lo, length + 1, n).astype(np.int32)
 
 
 def with_exact(cfg: SimConfig, exact: bool = True) -> SimConfig:
