@@ -109,7 +109,10 @@ def test_accuracy_targets_on_the_measured_file(capsys: pytest.CaptureFixture[str
     )
     assert rc == 0
     d = json.loads(out)
-    assert d["predicted"] == 2527 and d["skipped"] == 0
+    # 53 gb200 DeepSeek-R1 rows label wide attention-DP deployments as TP12-72, which do not
+    # divide 128 heads: refused with that reason, every other aggregated row predicted
+    assert d["predicted"] == 2474 and d["skipped"] == 53
+    assert all("does not divide 128 attention heads" in s["reason"] for s in d["skipped_reasons"])
     overall = d["agg"]["overall"]
     # issue targets on the aggregated rows: TPOT median <= 15 %, TTFT median <= 30 %
     assert overall["tpot_ape"]["median"] <= 15.0

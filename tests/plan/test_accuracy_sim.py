@@ -58,3 +58,16 @@ def test_disagg_row_without_workers_is_refused() -> None:
     )
     with pytest.raises(ConfigError, match="not specified"):
         simulate_measured_row(row)
+
+
+def test_a_layout_that_cannot_exist_is_refused_not_guessed() -> None:
+    from dataclasses import replace
+
+    from pdplan.errors import ConfigError
+
+    # some files write wide attention-DP deployments as "TP72": 72 does not divide 128 heads
+    row = replace(_row(8), model_path="deepseek-ai/DeepSeek-R1", system="gb200")
+    row = replace(row, layout=Layout(tp=72, moe_tp=72))
+    for predict in (predict_row, simulate_measured_row):
+        with pytest.raises(ConfigError, match="TP=72 does not divide 128 attention heads"):
+            predict(row)

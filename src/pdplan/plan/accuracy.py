@@ -13,6 +13,7 @@ from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError, PdplanError
+from pdplan.parallel.checks import require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
@@ -22,6 +23,7 @@ from pdplan.perf.memory import plan_memory
 
 __all__ = [
     "Prediction",
+    "check_row_layouts",
     "kv_dtype_for",
     "predict_row",
     "run_accuracy",
@@ -52,6 +54,17 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
         return "fp8"
     return "bf16"
+
+
+def check_row_layouts(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> None:
+    """Refuse a row whose layout cannot exist as labelled (ConfigError with the reason), e.g.
+    "TP=72 does not divide 128 attention heads": such rows (wide attention-DP deployments
+    written as TP in some files) describe an unknown deployment, so they are not guessed."""
+    for lay in (row.layout, row.prefill_layout, row.decode_layout):
+        if lay is not None:
+            require_valid(
+                model, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node
+            )
 
 
 def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
@@ -114,6 +127,7 @@ def predict_row(row: MeasuredRow) -> Prediction:
     """Predict one measured row with the steady-state estimate; PdplanError if impossible."""
     model = get_model(row.model_path)
     gpu = get_gpu(row.system)
+    check_row_layouts(row, model, gpu)
     est = _agg(row, model, gpu) if row.mode == "agg" else _disagg(row, model, gpu)
     return Prediction(row, est.ttft_s * 1e3, est.tpot_s * 1e3)
 

@@ -11,7 +11,7 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import plan_memory
-from pdplan.plan.accuracy import Prediction, kv_dtype_for
+from pdplan.plan.accuracy import Prediction, check_row_layouts, kv_dtype_for
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
 __all__ = ["MAX_SIM_REQUESTS", "simulate_measured_row"]
@@ -32,6 +32,7 @@ def _instance(
     )
     if lay is None:
         raise ConfigError("row has no layout for its mode")
+    check_row_layouts(row, model, gpu)
     kvd = kv_dtype_for(row)
     cm = CostModel(
         model, gpu, lay, row.backend, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, eff=eff
