@@ -1,6 +1,6 @@
 """How much the benchmark client's behaviour matters: simulate measured rows two ways (dev tool).
 
-Usage: python benchmarks/client_replay.py [--subsample 3]
+Usage: python benchmarks/client_replay.py [--subsample 3] [--prefill-scale K]
 Reads ../shared/data/calibration/measured_serving.csv (aggregated rows). Rows whose source note
 names a GitHub-workflow run (`workflow_run_id=` / `wip=`) come from InferenceMAX sweeps, whose
 client is vLLM's benchmark_serving.py with `--num-prompts $((CONC * 10)) --random-range-ratio
@@ -11,6 +11,8 @@ client, input and output lengths uniform in [0.8 L, L]. Each row is simulated
 and the script prints, per engine and client, the median TTFT / TPOT absolute % error and the
 median log(predicted / measured). Then, for every InferenceMAX config measured at C = 4 with
 ISL 1024 and 8192, the measured TTFT increase against the modelled prefill-time increase.
+--prefill-scale K makes every step's prompt work K times slower (what the step costs beyond
+its decodes), to test whether slow prefill explains the replayed errors.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pdplan.catalog import get_gpu, get_model
 from pdplan.errors import PdplanError
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.measured import MeasuredRow, read_measured
+from pdplan.perf.step import BatchShape
 from pdplan.plan.accuracy import kv_dtype_for
 from pdplan.plan.accuracy_sim import _instance, simulate_measured_row
 from pdplan.sim import simulate_closed_loop
@@ -33,6 +36,20 @@ from pdplan.sim import simulate_closed_loop
 DATA = Path(__file__).resolve().parents[1].parent / "shared/data/calibration/measured_serving.csv"
 IMAX = ("workflow_run_id=", "wip=")  # InferenceMAX source-note markers
 IMAX_RANGE, IMAX_PER_CLIENT = 0.8, 10  # --random-range-ratio 0.8, --num-prompts 10 x CONC
+
+
+def scale_prefill(k: float) -> None:
+    """Make the prompt share of every step k times longer (this process only; dev diagnostic)."""
+    orig = CostModel.step_time
+
+    def step_time(self: CostModel, shape: BatchShape) -> float:
+        t = orig(self, shape)
+        if shape.prefill_tokens <= 0:
+            return t
+        dec = BatchShape(0, 0.0, 0, shape.decode_seqs, shape.decode_ctx)
+        return t + (k - 1.0) * (t - (orig(self, dec) if shape.decode_seqs else 0.0))
+
+    CostModel.step_time = step_time  # type: ignore[method-assign]
 
 
 def notes() -> list[str]:
@@ -118,7 +135,10 @@ def prefill_slope(rows: list[MeasuredRow], src: list[str]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--subsample", type=int, default=3, help="use every k-th row")
+    ap.add_argument("--prefill-scale", type=float, default=1.0, help="prompt work x K")
     a = ap.parse_args()
+    if a.prefill_scale != 1.0:
+        scale_prefill(a.prefill_scale)
     if not DATA.exists():
         print(f"needs {DATA}", file=sys.stderr)
         return 2
