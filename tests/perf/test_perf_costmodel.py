@@ -96,6 +96,27 @@ def test_fast_step_time_equals_the_breakdown(name: str) -> None:
         assert cm.step_time(shape) == pytest.approx(cm.breakdown(shape).total, rel=1e-12)
 
 
+def test_dp_attention_step_waits_for_the_rank_holding_the_prompt() -> None:
+    m, g = get_model("deepseek-v3"), get_gpu("h200")
+    dp8 = CostModel(m, g, Layout(tp=1, dp=8, ep=8), "sglang", weight_dtype="fp8")
+    # one 8192-token prompt lives on one DP rank: its attention side is not split 8 ways, so
+    # it costs more than eight 1024-token prompts, one per rank (same tokens, fewer pairs)
+    one = dp8.step_time(BatchShape(8192, causal_pairs(8192), 1))
+    eight = dp8.step_time(BatchShape(8192, 8 * causal_pairs(1024), 8))
+    assert one > 2 * eight
+    # nine prompts: the busiest rank holds two of them, like sixteen spread evenly
+    nine = BatchShape(9 * 512, 9 * causal_pairs(512), 9)
+    sixteen = BatchShape(16 * 512, 16 * causal_pairs(512), 16)
+    a, b = dp8.breakdown(nine), dp8.breakdown(sixteen)
+    assert a.attention == pytest.approx(b.attention, rel=1e-9)
+    assert a.moe < b.moe  # the experts still see only the nine prompts' tokens
+    assert dp8.step_time(nine) == pytest.approx(a.total, rel=1e-12)
+    # without DP (or for a dense model) nothing changes: tokens / dp as before
+    tp8 = CostModel(m, g, Layout(tp=8, ep=8), "sglang", weight_dtype="fp8")
+    lone = BatchShape(8192, causal_pairs(8192), 1)
+    assert tp8.step_time(lone) == pytest.approx(tp8.breakdown(lone).total, rel=1e-12)
+
+
 def test_pipeline_parallel_keeps_micro_batches_in_flight() -> None:
     m, g = get_model("llama-3.1-70b"), get_gpu("h100-sxm")
     tp4 = CostModel(m, g, Layout(tp=4))

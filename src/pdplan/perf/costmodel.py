@@ -83,6 +83,9 @@ class CostModel:
         # fast path of step_time when every layer is full attention (no window / linear)
         self._simple_attn = all(k == "full" for k, _, _ in self._attn)
         self._grp = layout.dp * layout.cp
+        # DP attention in a MoE model: the dp ranks step together (the expert collectives sync
+        # every layer), so a step lasts as long as its busiest rank (see _dp_busiest)
+        self._dp_sync = layout.dp if (layout.dp > 1 and model.moe is not None) else 1
         self._pair_s = sum(c * co[0] for _, c, co in self._attn)
         self._ctx_s = sum(c * co[1] for _, c, co in self._attn)
         self._fixed_overhead = self.eff.step_s + (
@@ -100,23 +103,47 @@ class CostModel:
         tokens = shape.prefill_tokens + shape.decode_seqs
         if tokens <= 0:
             return 0.0
-        fixed = self._fixed_cache.get(tokens)
+        ashape = self._dp_busiest(shape) if self._dp_sync > 1 and shape.prefill_seqs else shape
+        atokens = ashape.prefill_tokens + ashape.decode_seqs
+        key = tokens if atokens == tokens else (tokens, atokens)
+        fixed = self._fixed_cache.get(key)
         if fixed is None:
-            fixed = sum(self._token_parts(tokens)) + self._fixed_overhead
-            self._fixed_cache[tokens] = fixed
+            fixed = sum(self._token_parts(tokens, atokens)) + self._fixed_overhead
+            self._fixed_cache[key] = fixed
         rows = shape.decode_seqs + shape.prefill_seqs
         if self._simple_attn:  # full-attention layers only: pairs * a + ctx * b, summed
             grp = self._grp
-            attn = shape.prefill_pairs / grp * self._pair_s
+            attn = ashape.prefill_pairs / grp * self._pair_s
             if shape.decode_seqs:
                 attn += shape.decode_ctx / grp * self._ctx_s
         else:
             m, lay, eff, hw = self.model, self.layout, self.eff, self._hw
             attn = sum(
-                count * lc.attention_time(kind, co, m, lay, eff, hw, shape)
+                count * lc.attention_time(kind, co, m, lay, eff, hw, ashape)
                 for kind, count, co in self._attn
             )
         return fixed + attn + self._lm_head(rows) + self.eff.seq_s * rows
+
+    def _dp_busiest(self, shape: BatchShape) -> BatchShape:
+        """The attention-side shape, times dp, of the busiest DP-attention rank.
+
+        A prompt is not split across DP ranks (each rank owns whole requests), so of n
+        prefilling sequences the busiest rank holds ceil(n / dp), i.e. a share ceil(n/dp)/n of
+        the step's prompt tokens and causal pairs (equal lengths assumed) instead of 1/dp. The
+        costs divide the returned shape by dp, so its prefill part is scaled by
+        ceil(n/dp) * dp / n (1 when the prompts balance); decodes are taken as balanced.
+        """
+        n, dp = shape.prefill_seqs, self._dp_sync
+        f = -(-n // dp) * dp / n
+        if f == 1.0:
+            return shape
+        return BatchShape(
+            round(shape.prefill_tokens * f),
+            shape.prefill_pairs * f,
+            n,
+            shape.decode_seqs,
+            shape.decode_ctx,
+        )
 
     def decode_affine(self, batch: int) -> tuple[float, float]:
         """(a, c) with step_time ~= a + c * decode_ctx for a pure-decode batch of `batch`."""
@@ -132,10 +159,15 @@ class CostModel:
         return out
 
     # ---- convenience -------------------------------------------------------------------------
-    def _token_parts(self, tokens: int) -> tuple[float, float, float]:
+    def _token_parts(
+        self, tokens: int, attn_tokens: int | None = None
+    ) -> tuple[float, float, float]:
         """(gemm, moe, comm) seconds of a step of `tokens` tokens: the parts that depend on the
-        token count alone, memoised per count (the simulator asks for few distinct counts)."""
-        hit = self._token_cache.get(tokens)
+        token count alone, memoised per count (the simulator asks for few distinct counts).
+        `attn_tokens` (default `tokens`) is dp x the busiest DP rank's tokens (_dp_busiest)."""
+        attn_tokens = tokens if attn_tokens is None else attn_tokens
+        key = tokens if attn_tokens == tokens else (tokens, attn_tokens)
+        hit = self._token_cache.get(key)
         if hit is None:
             parts = lc.Parts()
             for cls, count in self._classes:
@@ -149,12 +181,13 @@ class CostModel:
                     self._hw,
                     self._links,
                     tokens,
+                    attn_tokens,
                 )
             pp = (self.layout.pp - 1) * self._links.p2p(
-                tokens / self.layout.dp * self.model.hidden_size * ACT_BYTES
+                attn_tokens / self.layout.dp * self.model.hidden_size * ACT_BYTES
             )
             hit = (parts.gemm, parts.moe, parts.comm + pp)
-            self._token_cache[tokens] = hit
+            self._token_cache[key] = hit
         return hit
 
     def _lm_head(self, rows: int) -> float:
@@ -197,10 +230,11 @@ class CostModel:
         tokens = shape.tokens
         if tokens <= 0:
             return StepBreakdown(0, 0, 0, 0, 0, 0)
-        gemm, moe, comm = self._token_parts(tokens)
+        ashape = self._dp_busiest(shape) if self._dp_sync > 1 and shape.prefill_seqs else shape
+        gemm, moe, comm = self._token_parts(tokens, ashape.tokens)
         m, lay, eff, hw = self.model, self.layout, self.eff, self._hw
         attn = sum(
-            count * lc.attention_time(kind, co, m, lay, eff, hw, shape)
+            count * lc.attention_time(kind, co, m, lay, eff, hw, ashape)
             for kind, count, co in self._attn
         )
         rows = shape.decode_seqs + shape.prefill_seqs  # rows that need logits

@@ -96,10 +96,13 @@ def add_token_parts(
     hw: Hardware,
     links: Links,
     tokens: float,
+    attn_tokens: float | None = None,
 ) -> None:
     """Add the parts of `count` layers that depend only on the step's token count: the
-    attention projections, the dense or MoE FFN and their collectives (seconds)."""
-    t_grp = tokens / lay.dp  # tokens per DP-attention group
+    attention projections, the dense or MoE FFN and their collectives (seconds). The
+    attention side runs on `attn_tokens` / dp tokens per DP group (default `tokens`: balanced;
+    the cost model passes dp x its busiest rank's tokens); routed experts see all `tokens`."""
+    t_grp = (tokens if attn_tokens is None else attn_tokens) / lay.dp  # per DP-attention group
     parts.gemm += count * _attn_proj(model, cls.kind, t_grp, lay, eff, hw)
     h = model.hidden_size
     if cls.moe:
