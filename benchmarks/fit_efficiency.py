@@ -1,7 +1,7 @@
 """Fit the cost model's efficiency factors per engine on measured serving rows (dev tool).
 
 Usage: python benchmarks/fit_efficiency.py [--engine vllm] [--method estimate|sim] [--cv]
-    [--maxiter 3] [--params a,b] [--subsample k]
+    [--maxiter 3] [--params a,b] [--subsample k] [--client fixed|random] [--scale 0.2]
 Reads ../shared/data/calibration/measured_serving.csv (aggregated rows), fits the physical
 parameters of perf/data/efficiency.yaml within their stated bounds by minimising a robust
 (Cauchy) loss on log(predicted / measured) of TTFT and TPOT (Powell), predicting with the
@@ -40,13 +40,14 @@ BOUNDS = {
     "kernel_s": (5e-7, 1e-5, True),
     "step_s": (1e-4, 1e-2, True),
     "seq_s": (1e-7, 5e-5, True),
+    "prompt_token_s": (1e-8, 3e-5, True),
     "coll_alpha_s": (2e-6, 3e-5, True),
     "coll_eta": (0.5, 0.9, False),
     "ttft_overhead_s": (1e-3, 0.3, True),
     "bench_rounds": (1.0, 20.0, True),
 }
 NAMES = list(BOUNDS)
-METHOD = {"name": "estimate"}
+METHOD: dict[str, object] = {"name": "estimate", "client": "fixed", "scale": 0.2}
 
 
 def to_params(x: np.ndarray) -> dict[str, float]:
@@ -92,7 +93,7 @@ def predict(rows, eff) -> np.ndarray:  # type: ignore[no-untyped-def]
 
         for i, (r, _, _) in enumerate(rows):
             try:
-                p = simulate_measured_row(r, eff)
+                p = simulate_measured_row(r, eff, str(METHOD["client"]))
                 out[i] = (p.ttft_ms / r.ttft_ms, p.tpot_ms / r.tpot_ms)
             except Exception:
                 out[i] = (np.nan, np.nan)
@@ -119,8 +120,8 @@ def loss(x, rows, base) -> float:  # type: ignore[no-untyped-def]
     eff = replace(base, **to_params(x))
     ratio = predict(rows, eff)
     err = np.abs(np.log(np.where(np.isfinite(ratio), ratio, 10.0)))
-    # Cauchy loss on log error (scale 0.2): robust to the rows no model explains
-    return float(np.mean(np.log1p((err / 0.2) ** 2)))
+    # Cauchy loss on log error (scale 0.2 unless --scale): robust to the rows no model explains
+    return float(np.mean(np.log1p((err / float(METHOD["scale"])) ** 2)))
 
 
 def report(rows, eff, label: str) -> None:  # type: ignore[no-untyped-def]
@@ -142,8 +143,13 @@ def main() -> int:
     ap.add_argument("--method", choices=("estimate", "sim"), default="estimate")
     ap.add_argument("--params", default="", help="comma-separated subset of parameters to fit")
     ap.add_argument("--subsample", type=int, default=1, help="use every k-th row")
+    ap.add_argument("--client", default="fixed", help="benchmark client for --method sim")
+    ap.add_argument("--scale", type=float, default=0.2, help="Cauchy scale of the log error")
     a = ap.parse_args()
-    METHOD["name"] = a.method
+    METHOD.update(name=a.method, client=a.client, scale=a.scale)
+    if a.client != "fixed":  # the client fixes the requests per client: nothing to fit
+        BOUNDS.pop("bench_rounds", None)
+        NAMES[:] = list(BOUNDS)
     if a.params:
         keep = a.params.split(",")
         for n in list(BOUNDS):

@@ -126,3 +126,20 @@ def test_pipeline_parallel_keeps_micro_batches_in_flight() -> None:
     # 64 sequences in 2 micro-batches of 32: every sequence advances faster than on TP4 alone
     assert pp2.decode_step(64, 2000) < tp4.decode_step(64, 2000)
     assert pp2.decode_step(64, 2000) == pytest.approx(tp4.decode_step(32, 2000), rel=0.05)
+
+
+def test_prompt_token_cost_is_not_split_by_tp() -> None:
+    from pdplan.perf.efficiency import get_efficiency
+
+    m, g = get_model("llama-3.1-70b"), get_gpu("h100-sxm")
+    eff = get_efficiency("vllm").with_(prompt_token_s=0.0)
+    extra = eff.with_(prompt_token_s=2e-6)
+    shape = BatchShape(4096, causal_pairs(4096), 1, 16, 16 * 2000)
+    for tp in (2, 8):
+        base = CostModel(m, g, Layout(tp=tp), eff=eff).step_time(shape)
+        more = CostModel(m, g, Layout(tp=tp), eff=extra)
+        # 2 us x 4096 prompt tokens, whatever the TP degree; decode-only steps are unchanged
+        assert more.step_time(shape) - base == pytest.approx(2e-6 * 4096, rel=1e-9)
+        assert more.step_time(shape) == pytest.approx(more.breakdown(shape).total, rel=1e-12)
+        dec = BatchShape(0, 0.0, 0, 16, 16 * 2000)
+        assert more.step_time(dec) == CostModel(m, g, Layout(tp=tp), eff=eff).step_time(dec)

@@ -71,3 +71,15 @@ def test_a_layout_that_cannot_exist_is_refused_not_guessed() -> None:
     for predict in (predict_row, simulate_measured_row):
         with pytest.raises(ConfigError, match="TP=72 does not divide 128 attention heads"):
             predict(row)
+
+
+def test_random_length_client_breaks_the_lock_step_of_a_fixed_client() -> None:
+    from pdplan.errors import ConfigError
+
+    fixed, rand = simulate_measured_row(_row(64)), simulate_measured_row(_row(64), client="random")
+    # equal lengths keep the 64 clients arriving in cohorts that queue behind each other's
+    # prompts; lengths drawn from [0.8 L, L] spread them, so a request waits for fewer prompts
+    assert rand.ttft_ms < fixed.ttft_ms
+    assert rand.tpot_ms == pytest.approx(fixed.tpot_ms, rel=0.25)
+    with pytest.raises(ConfigError, match="unknown benchmark client"):
+        simulate_measured_row(_row(8), client="poisson")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from pdplan.cli._common import emit
+from pdplan.errors import ConfigError
 
 __all__ = ["register"]
 
@@ -13,16 +14,25 @@ def accuracy_cmd(
     measured: str = typer.Option(..., "--measured", help="CSV in measured_serving.csv format"),
     mode: str | None = typer.Option(None, help="only agg or only disagg rows"),
     simulate: bool = typer.Option(False, "--simulate", help="predict by simulating each setup"),
+    client: str = typer.Option(
+        "fixed",
+        "--client",
+        help="with --simulate: benchmark client, 'fixed' (exact ISL/OSL) or 'random' "
+        "(lengths uniform in [0.8 L, L], 10 requests per client: InferenceMAX's sweeps)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Median and p90 absolute percentage error of TTFT and TPOT, grouped by system/model/engine."""
     from rich.table import Table
 
     from pdplan.plan.accuracy import run_accuracy, simulate_row
+    from pdplan.plan.accuracy_sim import CLIENTS
 
-    kw = {"predictor": simulate_row} if simulate else {}
+    if client not in CLIENTS:
+        raise ConfigError(f"--client must be one of {', '.join(CLIENTS)}, not {client!r}")
+    kw = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
     rep = run_accuracy(measured, mode=mode, **kw)
-    rep["method"] = "simulate" if simulate else "estimate"
+    rep["method"] = f"simulate ({client} client)" if simulate else "estimate"
 
     def render(con) -> None:  # type: ignore[no-untyped-def]
         for m in ("agg", "disagg"):

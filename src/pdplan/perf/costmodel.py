@@ -122,7 +122,13 @@ class CostModel:
                 count * lc.attention_time(kind, co, m, lay, eff, hw, ashape)
                 for kind, count, co in self._attn
             )
-        return fixed + attn + self._lm_head(rows) + self.eff.seq_s * rows
+        return (
+            fixed
+            + attn
+            + self._lm_head(rows)
+            + self.eff.seq_s * rows
+            + self.eff.prompt_token_s * shape.prefill_tokens
+        )
 
     def _dp_busiest(self, shape: BatchShape) -> BatchShape:
         """The attention-side shape, times dp, of the busiest DP-attention rank.
@@ -240,7 +246,10 @@ class CostModel:
         rows = shape.decode_seqs + shape.prefill_seqs  # rows that need logits
         # fixed per-step framework time + per-layer kernel latency + per-sequence CPU work
         # (scheduler bookkeeping, sampling, detokenise) for every running sequence
-        overhead = self._fixed_overhead + eff.seq_s * rows
+        # + per prompt token work that TP does not split (eff.prompt_token_s)
+        overhead = (
+            self._fixed_overhead + eff.seq_s * rows + eff.prompt_token_s * shape.prefill_tokens
+        )
         return StepBreakdown(gemm, attn, moe, comm, self._lm_head(rows), overhead)
 
     def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:

@@ -30,6 +30,7 @@ class Efficiency:
     kernels_per_layer: float = 14.0
     step_s: float = 1.5e-3
     seq_s: float = 5e-6
+    prompt_token_s: float = 0.0
     coll_alpha_s: float = 8e-6
     coll_eta: float = 0.75
     nic_eta: float = 0.85

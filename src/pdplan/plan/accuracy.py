@@ -132,11 +132,12 @@ def predict_row(row: MeasuredRow) -> Prediction:
     return Prediction(row, est.ttft_s * 1e3, est.tpot_s * 1e3)
 
 
-def simulate_row(row: MeasuredRow) -> Prediction:
-    """Predict one measured row by simulating its closed loop (sim.simulate_closed_loop)."""
+def simulate_row(row: MeasuredRow, client: str = "fixed") -> Prediction:
+    """Predict one measured row by simulating its closed loop (sim.simulate_closed_loop) with
+    the benchmark client `client` (plan/accuracy_sim.py CLIENTS)."""
     from pdplan.plan.accuracy_sim import simulate_measured_row
 
-    return simulate_measured_row(row)
+    return simulate_measured_row(row, client=client)
 
 
 def _stats(values: list[float]) -> dict[str, float | int]:

@@ -14,7 +14,15 @@ from pdplan.perf.memory import plan_memory
 from pdplan.plan.accuracy import Prediction, check_row_layouts, kv_dtype_for
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
-__all__ = ["MAX_SIM_REQUESTS", "simulate_measured_row"]
+__all__ = ["CLIENTS", "MAX_SIM_REQUESTS", "simulate_measured_row"]
+
+# How the benchmark client drives the closed loop: name -> (range ratio R, requests per client).
+#   fixed:  every request has exactly ISL / OSL (the row's numbers); the start-up round's weight
+#           comes from the engine's fitted bench_rounds (rounds x C requests in all).
+#   random: vLLM benchmark_serving.py's random dataset as InferenceMAX sweeps run it:
+#           --random-range-ratio 0.8 (lengths uniform in [0.8 L, L]) and --num-prompts 10 x C
+#           (InferenceMAX benchmarks/*.sh, .github/workflows/full-sweep-tmpl.yml).
+CLIENTS: dict[str, tuple[float, float | None]] = {"fixed": (1.0, None), "random": (0.8, 10.0)}
 
 # Cap on simulated requests per row: rows with thousands of clients would otherwise simulate
 # rounds x C requests; beyond this the start-up round dominates anyway.
@@ -57,13 +65,17 @@ def _instance(
     return spec, cm
 
 
-def simulate_measured_row(row: MeasuredRow, eff: Efficiency | None = None) -> Prediction:
-    """Simulate `row`'s benchmark: C closed-loop clients, fixed ISL/OSL, rounds x C requests
-    with the start-up round included (as the benchmark's mean includes it), plus the engine's
+def simulate_measured_row(
+    row: MeasuredRow, eff: Efficiency | None = None, client: str = "fixed"
+) -> Prediction:
+    """Simulate `row`'s benchmark: C closed-loop clients driven as `client` (CLIENTS) with the
+    start-up round included (as the benchmark's mean includes it), plus the engine's
     per-request frontend overhead on TTFT (perf/data/efficiency.yaml)."""
     conc = row.concurrency
     if not conc:
         raise ConfigError("row has no concurrency")
+    if client not in CLIENTS:
+        raise ConfigError(f"unknown benchmark client {client!r}; known: {', '.join(CLIENTS)}")
     if row.mode == "agg":
         spec, cm = _instance(row, "agg", "agg", eff)
         instances = [spec]
@@ -77,7 +89,8 @@ def simulate_measured_row(row: MeasuredRow, eff: Efficiency | None = None) -> Pr
         d, _ = _instance(row, "decode", "decode", eff)
         instances = [p] * row.prefill_workers + [d] * row.decode_workers
     model = get_model(row.model_path)
-    rounds = max(1.0, cm.eff.bench_rounds)
+    range_ratio, per_client = CLIENTS[client]
+    rounds = max(1.0, per_client or cm.eff.bench_rounds)
     n = min(MAX_SIM_REQUESTS, max(conc + 1, math.ceil(rounds * conc)))
     out = simulate_closed_loop(
         instances,
@@ -86,6 +99,7 @@ def simulate_measured_row(row: MeasuredRow, eff: Efficiency | None = None) -> Pr
         conc,
         n_requests=n,
         warmup=0,
+        range_ratio=range_ratio,
         kv_bytes_per_token=model.kv_bytes_per_token(kv_dtype_for(row)),
         kv_layers=model.num_layers,
     )
