@@ -177,3 +177,19 @@ def test_random_lengths_disperse_lockstep_rounds() -> None:
     # equal lengths keep 32 clients in lock-step rounds, each round a 32-prompt burst;
     # lengths from [0.8 L, L] spread them out, so a prompt rarely waits behind 31 others
     assert spread["ttft_s"]["mean"] < 0.7 * fixed["ttft_s"]["mean"]
+
+
+def test_serial_frontend_delays_and_staggers_requests_sent_together() -> None:
+    # one API server process: 2 ms + 10 us per prompt token each, one request at a time
+    cfg = SimConfig(instances=(InstanceSpec("agg", STEP),), frontend_s=0.002, frontend_token_s=1e-5)
+    res = simulate(cfg, _one([100], [5], [0.0]))
+    fe = 0.002 + 100 * 1e-5  # 3 ms in the frontend, then the 0.11 s prefill
+    assert res.metric("ttft")[0] == pytest.approx(fe + 0.11)
+    assert res.metric("tpot")[0] == pytest.approx(0.011)
+    # three requests sent at t=0 reach the engine at 3, 6 and 9 ms: the first prefills alone
+    res = simulate(cfg, _one([100, 100, 100], [5, 5, 5], [0.0, 0.0, 0.0]))
+    ttft = np.sort(res.metric("ttft"))
+    assert ttft[0] == pytest.approx(fe + 0.11)
+    assert ttft[2] > ttft[0] + 0.1  # the others waited for the first prompt's step
+    with pytest.raises(ConfigError, match="frontend"):
+        SimConfig(instances=(InstanceSpec("agg", STEP),), frontend_s=-1.0)

@@ -39,6 +39,8 @@ class Efficiency:
     chunked: bool = True
     bench_rounds: float = 2.0
     ttft_overhead_s: float = 0.03
+    frontend_s: float = 0.0
+    frontend_token_s: float = 0.0
 
     def with_(self, **kw: Any) -> Efficiency:
         """A copy with some fields replaced; values are coerced to the field's type."""

@@ -100,6 +100,8 @@ def simulate_measured_row(
         n_requests=n,
         warmup=0,
         range_ratio=range_ratio,
+        frontend_s=cm.eff.frontend_s,
+        frontend_token_s=cm.eff.frontend_token_s,
         kv_bytes_per_token=model.kv_bytes_per_token(kv_dtype_for(row)),
         kv_layers=model.num_layers,
     )

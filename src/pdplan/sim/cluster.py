@@ -27,7 +27,7 @@ class Simulator(SwitchingMixin):
     """Wires instances, router, network and metrics together; `run()` then `result()`."""
 
     __slots__ = tuple(
-        "_hashes _heap _last_t _least_pair _least_route _next _seq _times _times_l "
+        "_fe _fe_free _hashes _heap _last_t _least_pair _least_route _next _seq _times _times_l "
         "_unrouted _until area arrivals cap_limit cfg d_cands drop_reasons dropped "
         "finished inst itl loop n_issued_max net nsys p_cands pairer preemptions req "
         "pf_caches router switch_log tracer wl ".split()
@@ -51,6 +51,8 @@ class Simulator(SwitchingMixin):
         self.drop_reasons: dict[str, int] = {}
         self.switch_log: list[tuple[float, int, str]] = []
         self.nsys, self.area, self._last_t = 0, 0.0, 0.0
+        fe = (cfg.frontend_s, cfg.frontend_token_s)
+        self._fe, self._fe_free = (fe if any(fe) else None), 0.0
         self._unrouted: deque[int] = deque()
         self._hashes = (
             wl.hash_offsets is not None and any(s.prefix_cache_blocks for s in cfg.instances)
@@ -125,6 +127,17 @@ class Simulator(SwitchingMixin):
         self.area += self.nsys * (now - self._last_t)  # Little's law: integral of N(t) dt
         self._last_t = now
         self.nsys += 1
+        fe = self._fe
+        if fe is not None:  # the API server takes requests one at a time (SimConfig.frontend_s)
+            t = max(now, self._fe_free) + fe[0] + fe[1] * r.inp[rid]
+            self._fe_free = t
+            heappush(self._heap, (t, PRIO_ARRIVAL, next(self._seq), self._enter, rid))
+            return None
+        return self._enter(rid)
+
+    def _enter(self, rid: int) -> None:
+        """The request reaches the engines: check it fits, route it to a prefill / agg queue."""
+        r, now = self.req, self.loop.now
         i, o = r.inp[rid], r.out[rid]
         if i < 1 or o < 1:
             return self._drop(rid, "empty prompt or output")

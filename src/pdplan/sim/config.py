@@ -110,6 +110,10 @@ class SimConfig:
     switch_cost_s: seconds an instance is unavailable while switching role.
     sample_interval_s: period of the utilisation / queue-length timeline, s.
     trace: collect a Chrome trace (slow; off by default).
+    frontend_s / frontend_token_s: the API server takes requests one at a time (one process:
+        HTTP parsing, tokenisation), frontend_s + frontend_token_s * prompt tokens each, before
+        the engines see them; TTFT includes that wait, s and s/token (0, 0 = off). It also
+        staggers requests sent together, as a real server does.
     """
 
     instances: tuple[InstanceSpec, ...]
@@ -129,8 +133,12 @@ class SimConfig:
     policy: SwitchPolicy | None = field(default=None, compare=False)
     sample_interval_s: float = 1.0
     trace: bool = False
+    frontend_s: float = 0.0
+    frontend_token_s: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.frontend_s < 0 or self.frontend_token_s < 0:
+            raise ConfigError("frontend_s and frontend_token_s must be >= 0")
         _check(self.routing, ROUTINGS, "routing")
         _check(self.pairing, PAIRINGS, "pairing")
         _check(self.transfer_mode, TRANSFER_MODES, "transfer mode")
