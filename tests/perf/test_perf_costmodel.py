@@ -143,3 +143,19 @@ def test_prompt_token_cost_is_not_split_by_tp() -> None:
         assert more.step_time(shape) == pytest.approx(more.breakdown(shape).total, rel=1e-12)
         dec = BatchShape(0, 0.0, 0, 16, 16 * 2000)
         assert more.step_time(dec) == CostModel(m, g, Layout(tp=tp), eff=eff).step_time(dec)
+
+
+def test_engine_token_budget_defaults_follow_gpu_memory() -> None:
+    from pdplan.perf.efficiency import get_efficiency
+
+    # SGLang picks --chunked-prefill-size from GPU memory; vLLM max_num_batched_tokens too
+    assert get_efficiency("sglang", "l4", 24.0).prefill_chunk == 2048
+    assert get_efficiency("sglang", "h100-sxm", 80.0).prefill_chunk == 8192
+    assert get_efficiency("sglang", "b200-sxm", 180.0).prefill_chunk == 16384
+    assert get_efficiency("vllm", "l40s", 45.0).prefill_chunk == 2048
+    assert get_efficiency("vllm", "h200-sxm", 141.0).prefill_chunk == 8192
+    assert get_efficiency("vllm", "a100-sxm", 80.0).prefill_chunk == 2048  # A100 exception
+    assert get_efficiency("trtllm", "b200-sxm", 180.0).prefill_chunk == 8192
+    # the cost model passes the GPU's memory in
+    cm = CostModel(get_model("qwen3-32b"), get_gpu("b200"), Layout(tp=1), "sglang")
+    assert cm.eff.prefill_chunk == 16384

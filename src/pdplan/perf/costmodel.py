@@ -60,7 +60,7 @@ class CostModel:
         self.weight_dtype = weight_dtype or model.weight_dtype
         self.moe_dtype = moe_dtype or self.weight_dtype
         self.kv_dtype = kv_dtype
-        self.eff = eff or get_efficiency(engine, gpu.name)
+        self.eff = eff or get_efficiency(engine, gpu.name, gpu.hbm_gib)
         domain = scaleup_domain or gpu.scaleup_domain
         self._links = lc.Links.for_gpu(gpu, self.eff, domain)
         self._classes = lc.layer_classes(model)

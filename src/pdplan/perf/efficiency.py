@@ -63,8 +63,14 @@ def _table() -> dict[str, Any]:
     return yaml.safe_load(text)
 
 
-def get_efficiency(engine: str = "vllm", gpu: str | None = None) -> Efficiency:
-    """Efficiency for `engine` (vllm, sglang, trtllm), with per-GPU overrides when present."""
+def get_efficiency(
+    engine: str = "vllm", gpu: str | None = None, hbm_gib: float | None = None
+) -> Efficiency:
+    """Efficiency for `engine` (vllm, sglang, trtllm), with per-GPU overrides when present.
+
+    With the GPU's memory `hbm_gib` known, an engine's `prefill_chunk_by_hbm_gib` table
+    ([[below_gib, tokens], ..., [null, tokens]]: the first row whose bound exceeds the memory)
+    sets the token budget the engine picks by default on that GPU."""
     eng = engine.lower()
     if eng not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
@@ -72,7 +78,13 @@ def get_efficiency(engine: str = "vllm", gpu: str | None = None) -> Efficiency:
     eff = Efficiency().with_(**tab.get("default", {}))
     spec = dict(tab.get("engines", {}).get(eng, {}) or {})
     per_gpu = spec.pop("gpus", {}) or {}
+    by_mem = spec.pop("prefill_chunk_by_hbm_gib", None) or []
     eff = eff.with_(**spec)
+    if hbm_gib is not None:
+        for below, tokens in by_mem:
+            if below is None or hbm_gib < float(below):
+                eff = eff.with_(prefill_chunk=tokens)
+                break
     if gpu and gpu in per_gpu:
         eff = eff.with_(**per_gpu[gpu])
     return eff
