@@ -28,7 +28,8 @@ def _cost_model(model: str, gpu: str, engine: str) -> tuple[Any, float, float, i
     from pdplan.perf.memory import plan_memory
     from pdplan.plan.steady import valid_layout
 
-    m, g, eff = get_model(model), get_gpu(gpu), get_efficiency(engine, None)
+    m, g = get_model(model), get_gpu(gpu)
+    eff = get_efficiency(engine, g.name, g.hbm_gib)  # the engine's defaults on this GPU
 
     def make(role: str, layout: Any) -> tuple[Any, int]:
         lay = valid_layout(m, g, layout)
