@@ -1,7 +1,7 @@
 """Fit the cost model's efficiency factors per engine on measured serving rows (dev tool).
 
 Usage: python benchmarks/fit_efficiency.py [--engine vllm] [--method estimate|sim] [--cv]
-    [--maxiter 3] [--params a,b] [--subsample k] [--client fixed|random] [--scale 0.2]
+    [--maxiter 3] [--params a,b] [--subsample k] [--client fixed|random|auto] [--scale 0.2]
     [--loss cauchy|within]
 Reads ../shared/data/calibration/measured_serving.csv (aggregated rows), fits the physical
 parameters of perf/data/efficiency.yaml within their stated bounds by minimising a robust
@@ -158,7 +158,7 @@ def main() -> int:
     ap.add_argument("--loss", choices=("cauchy", "within"), default="cauchy")
     a = ap.parse_args()
     METHOD.update(name=a.method, client=a.client, scale=a.scale, loss=a.loss)
-    if a.client != "fixed":  # the client fixes the requests per client: nothing to fit
+    if a.client == "random":  # the client fixes the requests per client: nothing to fit
         BOUNDS.pop("bench_rounds", None)
         NAMES[:] = list(BOUNDS)
     if a.params:

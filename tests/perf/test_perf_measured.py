@@ -33,6 +33,7 @@ def test_reads_layout_and_concurrency(tmp_path: Path) -> None:
     assert row.concurrency == 64  # clients of one instance: batch_size 32 x attention DP 2
     assert (row.layout.tp, row.layout.dp, row.layout.ep, row.layout.etp) == (2, 2, 4, 1)
     assert row.weight_dtype == "fp8"
+    assert row.source == "x; silicon_concurrency=64; y"  # kept: it says how it was measured
 
 
 def test_bad_rows_are_reported_not_raised(tmp_path: Path) -> None:

@@ -83,3 +83,21 @@ def test_random_length_client_breaks_the_lock_step_of_a_fixed_client() -> None:
     assert rand.tpot_ms == pytest.approx(fixed.tpot_ms, rel=0.25)
     with pytest.raises(ConfigError, match="unknown benchmark client"):
         simulate_measured_row(_row(8), client="poisson")
+
+
+def test_inferencemax_rows_get_their_launch_and_client() -> None:
+    from dataclasses import replace
+
+    from pdplan.plan.accuracy_sim import is_inferencemax, recv_interval
+
+    imax = replace(_row(8), backend="sglang", source="db-dump; workflow_run_id=758; sglang")
+    assert is_inferencemax(imax) and not is_inferencemax(_row(8))
+    # InferenceMAX SGLang recipes: --scheduler-recv-interval 10, 30 from 16 clients up
+    assert recv_interval(imax) == 10
+    assert recv_interval(replace(imax, concurrency=64)) == 30
+    assert recv_interval(replace(imax, backend="vllm")) == 1
+    assert recv_interval(replace(imax, source="aic-auto-gap-analysis")) == 1
+    # auto: the InferenceMAX client for its rows, the fixed one otherwise
+    v = replace(imax, backend="vllm")
+    assert simulate_measured_row(v, client="auto") == simulate_measured_row(v, client="random")
+    assert simulate_measured_row(_row(8), client="auto") == simulate_measured_row(_row(8))

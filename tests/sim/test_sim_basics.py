@@ -193,3 +193,20 @@ def test_serial_frontend_delays_and_staggers_requests_sent_together() -> None:
     assert ttft[2] > ttft[0] + 0.1  # the others waited for the first prompt's step
     with pytest.raises(ConfigError, match="frontend"):
         SimConfig(instances=(InstanceSpec("agg", STEP),), frontend_s=-1.0)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_recv_interval_takes_arrivals_in_only_every_r_decode_steps(exact: bool) -> None:
+    wl = _one([100, 100], [50, 5], [0.0, 0.2])
+    ttft = {}
+    for r in (1, 10):
+        spec = InstanceSpec("agg", STEP, recv_interval=r)
+        ttft[r] = simulate(SimConfig(instances=(spec,), exact=exact), wl).metric("ttft")
+    # request 1 prefills 0-0.11 s, then decodes in 0.011 s steps; request 2 arrives at 0.2 s,
+    # in decode step 9. Every step: taken in at its end (0.209 s), first token 0.11 s later.
+    assert ttft[1][1] == pytest.approx(0.209 + 0.11 - 0.2)
+    # every 10 steps (SGLang --scheduler-recv-interval 10): taken in at step 10, 0.22 s
+    assert ttft[10][1] == pytest.approx(0.22 + 0.11 - 0.2)
+    assert ttft[10][0] == ttft[1][0] == pytest.approx(0.11)  # idle engine: taken in at once
+    with pytest.raises(ConfigError, match="recv_interval"):
+        InstanceSpec("agg", STEP, recv_interval=0)

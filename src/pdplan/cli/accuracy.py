@@ -17,8 +17,9 @@ def accuracy_cmd(
     client: str = typer.Option(
         "fixed",
         "--client",
-        help="with --simulate: benchmark client, 'fixed' (exact ISL/OSL) or 'random' "
-        "(lengths uniform in [0.8 L, L], 10 requests per client: InferenceMAX's sweeps)",
+        help="with --simulate: benchmark client, 'fixed' (exact ISL/OSL), 'random' "
+        "(lengths uniform in [0.8 L, L], 10 requests per client: InferenceMAX's sweeps) or "
+        "'auto' (random for rows whose source names an InferenceMAX run, else fixed)",
     ),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
@@ -28,8 +29,8 @@ def accuracy_cmd(
     from pdplan.plan.accuracy import run_accuracy, simulate_row
     from pdplan.plan.accuracy_sim import CLIENTS
 
-    if client not in CLIENTS:
-        raise ConfigError(f"--client must be one of {', '.join(CLIENTS)}, not {client!r}")
+    if client not in (*CLIENTS, "auto"):
+        raise ConfigError(f"--client must be auto or one of {', '.join(CLIENTS)}, not {client!r}")
     kw = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
     rep = run_accuracy(measured, mode=mode, **kw)
     rep["method"] = f"simulate ({client} client)" if simulate else "estimate"

@@ -76,6 +76,7 @@ class MeasuredRow:
     decode_batch: int | None
     ttft_ms: float
     tpot_ms: float
+    source: str = ""  # silicon_data_source: where and how the row was measured (free text)
 
 
 def _int(row: dict[str, str], key: str, default: int | None = None) -> int | None:
@@ -158,6 +159,7 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
         decode_batch=_int(row, "decode_batch_size"),
         ttft_ms=ttft,
         tpot_ms=tpot,
+        source=(row.get("silicon_data_source") or "").strip(),
     )
 
 

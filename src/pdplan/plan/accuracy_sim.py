@@ -14,7 +14,13 @@ from pdplan.perf.memory import plan_memory
 from pdplan.plan.accuracy import Prediction, check_row_layouts, kv_dtype_for
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
-__all__ = ["CLIENTS", "MAX_SIM_REQUESTS", "simulate_measured_row"]
+__all__ = [
+    "CLIENTS",
+    "MAX_SIM_REQUESTS",
+    "is_inferencemax",
+    "recv_interval",
+    "simulate_measured_row",
+]
 
 # How the benchmark client drives the closed loop: name -> (range ratio R, requests per client).
 #   fixed:  every request has exactly ISL / OSL (the row's numbers); the start-up round's weight
@@ -23,6 +29,25 @@ __all__ = ["CLIENTS", "MAX_SIM_REQUESTS", "simulate_measured_row"]
 #           --random-range-ratio 0.8 (lengths uniform in [0.8 L, L]) and --num-prompts 10 x C
 #           (InferenceMAX benchmarks/*.sh, .github/workflows/full-sweep-tmpl.yml).
 CLIENTS: dict[str, tuple[float, float | None]] = {"fixed": (1.0, None), "random": (0.8, 10.0)}
+
+# Rows whose source note names a GitHub workflow run come from InferenceMAX sweeps. Its SGLang
+# recipes launch with --scheduler-recv-interval 10, and 30 from 16 clients up (InferenceMAX
+# benchmarks/dsr1_fp4_b200_docker.sh, dsr1_fp8_b200_docker.sh: "if CONC >= 16, relax to ~30"):
+# the scheduler then takes in new requests only every 10 / 30 decode steps.
+INFERENCEMAX_MARKERS = ("workflow_run_id=", "wip=")
+
+
+def is_inferencemax(row: MeasuredRow) -> bool:
+    """Was the row measured by an InferenceMAX sweep (its source note names a workflow run)?"""
+    return any(m in row.source for m in INFERENCEMAX_MARKERS)
+
+
+def recv_interval(row: MeasuredRow) -> int:
+    """Decode steps between the scheduler's polls for new requests in the row's launch."""
+    if row.backend == "sglang" and is_inferencemax(row):
+        return 30 if (row.concurrency or 0) >= 16 else 10
+    return 1
+
 
 # Cap on simulated requests per row: rows with thousands of clients would otherwise simulate
 # rounds x C requests; beyond this the start-up round dominates anyway.
@@ -58,6 +83,7 @@ def _instance(
         chunk_budget=chunk,
         prefill_token_budget=int(eff.prefill_chunk),
         gpus=lay.gpus,
+        recv_interval=recv_interval(row) if role == "agg" else 1,
         nic_bytes_per_s=gpu.nic_bytes_per_s,
         nvlink_bytes_per_s=gpu.scaleup_bytes_per_s,
         name=f"{role}-{lay}",
@@ -74,8 +100,10 @@ def simulate_measured_row(
     conc = row.concurrency
     if not conc:
         raise ConfigError("row has no concurrency")
+    if client == "auto":  # the client InferenceMAX rows were measured with, else fixed
+        client = "random" if is_inferencemax(row) else "fixed"
     if client not in CLIENTS:
-        raise ConfigError(f"unknown benchmark client {client!r}; known: {', '.join(CLIENTS)}")
+        raise ConfigError(f"unknown benchmark client {client!r}; known: auto, {', '.join(CLIENTS)}")
     if row.mode == "agg":
         spec, cm = _instance(row, "agg", "agg", eff)
         instances = [spec]

@@ -160,6 +160,9 @@ class Simulator(SwitchingMixin):
         r.p_inst[rid] = inst.idx
         r.todo[rid] = i
         inst.outstanding += i + (o if inst.role == "agg" else 0)
+        if inst.recv > 1:
+            inst.submit_prefill(rid)
+            return None
         inst.pq.append(rid)
         if not inst.busy:
             if not inst.offline:

@@ -43,6 +43,9 @@ class InstanceSpec:
         KV is sharded over the instance's GPUs, so each link carries bw * gpus.
     prefix_cache_blocks: LRU prefix-cache capacity in blocks of the workload's block size
         (0 = off).
+    recv_interval: while decoding, the scheduler takes in newly arrived requests only every
+        recv_interval decode steps (SGLang --scheduler-recv-interval; 1 = every step, the
+        engines' default); right after a prefill step, or when idle, it takes them at once.
     """
 
     role: str
@@ -59,6 +62,7 @@ class InstanceSpec:
     pcie_bytes_per_s: float = 64e9  # PCIe Gen5 x16, ~64 GB/s per direction
     prefix_cache_blocks: int = 0
     name: str = ""
+    recv_interval: int = 1
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -69,6 +73,8 @@ class InstanceSpec:
             raise ConfigError(f"chunk_budget={self.chunk_budget} must be >= 1 or None")
         if self.prefill_token_budget < 1:
             raise ConfigError(f"prefill_token_budget={self.prefill_token_budget} must be >= 1")
+        if self.recv_interval < 1:
+            raise ConfigError(f"recv_interval={self.recv_interval} must be >= 1")
 
 
 @dataclass(frozen=True)

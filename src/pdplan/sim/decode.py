@@ -121,6 +121,10 @@ class DecodeMixin:
         n_mem = (self.cap - self.kv_used) // b
         if n_mem < n:
             n = n_mem if n_mem > 1 else 1
+        if self.inbox:  # stop where the scheduler next polls for the waiting arrivals
+            n_poll = self.next_poll(self.K + 1) - self.K
+            if n_poll < n:
+                n = n_poll
         if self.exact:
             n = 1
             a, c = self.model.step_time(BatchShape(0, 0.0, 0, b, self.C)), 0.0

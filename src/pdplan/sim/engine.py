@@ -31,8 +31,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
     __slots__ = tuple(
         "B C K _affine _end_pf_cb _epoch _kvb _net_start _next_sample _pf_cache _started "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
-        "in_run inflight itl_put jq kv_used layerwise loop model next_role offline order "
-        "outstanding pq prefilling ready role run_a run_c run_fresh run_n running samples "
+        "in_run inbox inflight itl_put jq kv_used layerwise loop model next_role offline order "
+        "outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n running "
+        "samples "
         "seq sim spec stall swapped tK tracer ver ".split()
     )
 
@@ -41,6 +42,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
         self.model = spec.step_model
         self.cap = spec.kv_capacity_tokens
         self.pq: deque[int] = deque()  # prompts to prefill (or recompute), head may be partial
+        self.inbox: deque[int] = deque()  # arrived, not yet taken in (spec.recv_interval > 1)
+        self.recv = spec.recv_interval
+        self.poll_K = 0  # decode step count K at the last take-in
         self.jq: deque[int] = deque()  # waiting for KV admission (disagg decode, swapped out)
         self.ready: deque[int] = deque()  # KV present, join the batch at the next boundary
         self.swapped: set[int] = set()
@@ -89,12 +93,38 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
     # ---- work arriving ---------------------------------------------------------------------
     def submit_prefill(self, rid: int) -> None:
         """A prompt to prefill here."""
+        if self.recv > 1 and self.busy:  # taken in at the next poll (_take_in)
+            self.inbox.append(rid)
+            if self.in_run:
+                self._cut_at_poll()
+            return
         self.pq.append(rid)
         if not self.busy and not self.offline:
             self.tK = self.loop.now
             self._decide()
         elif self.in_run:
             self.kick()  # cut the decode run at its next boundary
+
+    def next_poll(self, k: int) -> int:
+        """The first decode step count >= k at which the scheduler polls for arrivals: every
+        recv decode steps from the last poll at poll_K (SGLang's recv skipper counter)."""
+        return self.poll_K - (self.poll_K - k) // self.recv * self.recv
+
+    def _cut_at_poll(self) -> None:
+        """End the running decode run at the boundary where the scheduler next polls."""
+        c = self.run_c
+        m = steps_within(self.loop.now - self.tK, self.run_a, c * self.B, c * self.C)
+        n = self.next_poll(self.K + m + 1) - self.K
+        if n < self.run_n:
+            self._schedule_run(n)
+
+    def _take_in(self) -> None:
+        """At a boundary: take in the arrived requests if the scheduler polls here (every recv
+        decode steps; at once after a step with prompts, or with no decodes running)."""
+        if not self.B or (self.K - self.poll_K) % self.recv == 0:
+            self.pq.extend(self.inbox)
+            self.inbox.clear()
+            self.poll_K = self.K
 
     def kick(self) -> None:
         """New work: start a step if idle, or cut the running decode run at the next boundary."""
@@ -112,6 +142,8 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
     # ---- scheduling ------------------------------------------------------------------------
     def _decide(self) -> None:
         """At a step boundary (time tK): admit, then start the next step or go idle."""
+        if self.inbox:
+            self._take_in()
         if self.jq:
             self._admit_transfers()
         if self.ready:
@@ -221,6 +253,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
     def _end_prefill(self, batch: list[tuple[int, int, int]]) -> None:
         now = self.sim.loop.now
         self.busy = False
+        self.poll_K = self.K  # a prefill step makes the scheduler poll at once
         self.busy_s += now - self.tK
         self.tK = now
         if len(batch) > 1:

@@ -41,6 +41,7 @@ class MixedStepMixin:
     def _end_mixed(self: Instance, batch: list[tuple[int, int, int]]) -> None:
         now = self.sim.loop.now
         self.busy = False
+        self.poll_K = self.K  # a step with prompts makes the scheduler poll at once
         self.busy_s += now - self.tK
         self.tK = now
         if self.B:
