@@ -17,6 +17,8 @@ SCENARIOS = {
     "preempt_recompute": SimConfig(instances=xpyd(2, 2, d_cap=10_000)),
     "preempt_swap": SimConfig(instances=xpyd(2, 2, d_cap=10_000), preemption="swap"),
     "agg_preempt": SimConfig(instances=aggs(1, cap=30_000, chunk_budget=2048)),
+    "agg_recv_interval": SimConfig(instances=aggs(2, recv_interval=10)),
+    "agg_chunked_recv_interval": SimConfig(instances=aggs(2, chunk_budget=1024, recv_interval=30)),
 }
 
 

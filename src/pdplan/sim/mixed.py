@@ -41,11 +41,11 @@ class MixedStepMixin:
     def _end_mixed(self: Instance, batch: list[tuple[int, int, int]]) -> None:
         now = self.sim.loop.now
         self.busy = False
-        self.poll_K = self.K  # a step with prompts makes the scheduler poll at once
         self.busy_s += now - self.tK
         self.tK = now
         if self.B:
             self._advance(1)
+        self.poll_K = self.K  # a step with prompts makes the scheduler poll at once
         self._finish_chunks(batch, now)
         self._decide()
 

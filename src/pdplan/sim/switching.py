@@ -31,7 +31,15 @@ class SwitchingMixin:
 
     def check_drained(self: Simulator, inst: Instance) -> None:
         """Called by an idle draining instance: go offline for switch_cost_s once empty."""
-        if inst.pq or inst.jq or inst.ready or inst.inflight or inst.B or inst.kv_used:
+        if (
+            inst.pq
+            or inst.inbox
+            or inst.jq
+            or inst.ready
+            or inst.inflight
+            or inst.B
+            or inst.kv_used
+        ):
             return
         inst.draining, inst.offline = False, True
         self.loop.schedule(
@@ -54,7 +62,7 @@ class SwitchingMixin:
             {
                 "role": i.role,
                 "queued_tokens": sum(self.req.todo[x] for x in i.pq),
-                "waiting": len(i.pq) + len(i.jq),
+                "waiting": len(i.pq) + len(i.inbox) + len(i.jq),
                 "running": i.B,
                 "outstanding_tokens": i.outstanding,
                 "draining": int(i.draining or i.offline),
