@@ -199,6 +199,7 @@ def _mla(r: _Reader) -> MLASpec | None:
         v_head_dim=int(r.req("v_head_dim")),
         index_n_heads=int(r.opt("index_n_heads", default=0)),
         index_head_dim=int(r.opt("index_head_dim", default=0)),
+        index_topk=int(r.opt("index_topk", default=0)) if r.opt("index_n_heads") else 0,
     )
 
 

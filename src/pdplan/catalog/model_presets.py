@@ -311,6 +311,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 0,
             "index_head_dim": 0,
+            "index_topk": 0,
         },
         "moe": {
             "num_experts": 256,
@@ -346,6 +347,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 0,
             "index_head_dim": 0,
+            "index_topk": 0,
         },
         "moe": {
             "num_experts": 256,
@@ -381,6 +383,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 0,
             "index_head_dim": 0,
+            "index_topk": 0,
         },
         "moe": {
             "num_experts": 256,
@@ -416,6 +419,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 64,
             "index_head_dim": 128,
+            "index_topk": 2048,
         },
         "moe": {
             "num_experts": 256,
@@ -451,6 +455,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 0,
             "index_head_dim": 0,
+            "index_topk": 0,
         },
         "moe": {
             "num_experts": 384,
@@ -485,6 +490,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 0,
             "index_head_dim": 0,
+            "index_topk": 0,
         },
         "moe": {
             "num_experts": 384,
@@ -649,6 +655,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 256,
             "index_n_heads": 32,
             "index_head_dim": 128,
+            "index_topk": 2048,
         },
         "moe": {
             "num_experts": 256,
@@ -684,6 +691,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 256,
             "index_n_heads": 32,
             "index_head_dim": 128,
+            "index_topk": 2048,
         },
         "moe": {
             "num_experts": 256,
@@ -719,6 +727,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 256,
             "index_n_heads": 32,
             "index_head_dim": 128,
+            "index_topk": 2048,
         },
         "moe": {
             "num_experts": 256,
@@ -754,6 +763,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 256,
             "index_n_heads": 32,
             "index_head_dim": 128,
+            "index_topk": 2048,
         },
         "moe": {
             "num_experts": 256,
@@ -815,6 +825,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 0,
             "index_head_dim": 0,
+            "index_topk": 0,
         },
         "moe": {
             "num_experts": 384,
@@ -849,6 +860,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "v_head_dim": 128,
             "index_n_heads": 0,
             "index_head_dim": 0,
+            "index_topk": 0,
         },
         "moe": {
             "num_experts": 384,

@@ -49,6 +49,9 @@ class MLASpec:
     # per-token key cache of index_head_dim elements per layer; 0 = no indexer.
     index_n_heads: int = 0
     index_head_dim: int = 0
+    # DSA: each query attends only the index_topk keys its indexer picks (2048 in DeepSeek-V3.2
+    # and GLM-5 config.json); 0 = dense MLA
+    index_topk: int = 0
 
     @property
     def qk_head_dim(self) -> int:
@@ -174,15 +177,20 @@ class ModelSpec:
             )
             kv = h * (a.kv_lora_rank + a.qk_rope_head_dim)
             kv += a.kv_lora_rank * nh * (a.qk_nope_head_dim + a.v_head_dim)
-            # DSA indexer: wq_b (q_lora -> n*d), wk (h -> d), weights_proj (h -> n); DeepSeek-V3.2
-            q_in = a.q_lora_rank or h
-            idx = q_in * a.index_n_heads * a.index_head_dim + h * (
-                a.index_head_dim + a.index_n_heads
-            )
-            return q + kv + nh * a.v_head_dim * h + (idx if a.index_n_heads else 0)
+            return q + kv + nh * a.v_head_dim * h + self.indexer_params()
         q = h * self.num_heads * self.head_dim * (2 if self.attn_output_gate else 1)
         kv = 2 * h * self.num_kv_heads * self.head_dim
         return q + kv + self.num_heads * self.head_dim * h
+
+    def indexer_params(self) -> int:
+        """One layer's DSA lightning-indexer weights: wq_b (q_lora -> n*d), wk (h -> d),
+        weights_proj (h -> n) (DeepSeek-V3.2 inference/model.py Indexer); 0 without one."""
+        a = self.mla
+        if a is None or not a.index_n_heads:
+            return 0
+        h = self.hidden_size
+        q_in = a.q_lora_rank or h
+        return q_in * a.index_n_heads * a.index_head_dim + h * (a.index_head_dim + a.index_n_heads)
 
     def dense_ffn_params(self) -> int:
         # gated (SwiGLU) FFN: up, gate, down = 3 * h * I

@@ -72,6 +72,7 @@ class CostModel:
             wb=dtype_bytes(self.weight_dtype),
             mb=dtype_bytes(self.moe_dtype),
             kvb=dtype_bytes(kv_dtype),
+            fp8_flops=gpu.tflops("fp8") * 1e12,
         )
         self._decode_cache: dict[int, tuple[float, float]] = {}
         self._token_cache: dict[int, tuple[float, float, float]] = {}
@@ -80,17 +81,18 @@ class CostModel:
             (cls.kind, count, lc.attn_coeffs(model, cls.kind, layout, self.eff, self._hw))
             for cls, count in self._classes
         ]
-        # fast path of step_time when every layer is full attention (no window / linear)
-        self._simple_attn = all(k == "full" for k, _, _ in self._attn)
+        # fast path of step_time when every layer is dense full attention (no window, linear
+        # layers or DSA top-k)
+        dsa = model.mla is not None and model.mla.index_topk > 0
+        self._simple_attn = not dsa and all(k == "full" for k, _, _ in self._attn)
         self._grp = layout.dp * layout.cp
         # DP attention in a MoE model: the dp ranks step together (the expert collectives sync
         # every layer), so a step lasts as long as its busiest rank (see _dp_busiest)
         self._dp_sync = layout.dp if (layout.dp > 1 and model.moe is not None) else 1
         self._pair_s = sum(c * co[0] for _, c, co in self._attn)
         self._ctx_s = sum(c * co[1] for _, c, co in self._attn)
-        self._fixed_overhead = self.eff.step_s + (
-            self.eff.kernel_s * self.eff.kernels_per_layer * model.num_layers
-        )
+        kernels = self.eff.kernels_per_layer + (self.eff.indexer_kernels if dsa else 0.0)
+        self._fixed_overhead = self.eff.step_s + self.eff.kernel_s * kernels * model.num_layers
         self._fixed_cache: dict[int, float] = {}
         self._pp = layout.pp
 

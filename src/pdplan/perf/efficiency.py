@@ -28,6 +28,7 @@ class Efficiency:
     moe_eta: float = 0.80
     kernel_s: float = 2.5e-6
     kernels_per_layer: float = 14.0
+    indexer_kernels: float = 11.0
     step_s: float = 1.5e-3
     seq_s: float = 5e-6
     prompt_token_s: float = 0.0

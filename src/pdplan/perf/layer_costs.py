@@ -19,6 +19,7 @@ __all__ = [
     "attention_time",
     "attn_coeffs",
     "gemm_time",
+    "indexer_coeffs",
     "layer_classes",
 ]
 
@@ -36,6 +37,7 @@ class Hardware:
     wb: float  # weight bytes / element (attention, dense FFN)
     mb: float  # MoE expert weight bytes / element
     kvb: float  # KV cache bytes / element
+    fp8_flops: float = 0.0  # FP8 tensor peak (DSA indexer logits); 0 = use attn_flops
 
 
 @dataclass
@@ -163,14 +165,49 @@ def attention_time(
     if kind == "sliding" and w:
         pairs = min(pairs, shape.prefill_tokens / lay.dp * w)
         ctx = min(ctx, shape.decode_seqs / lay.dp * w)
-    return pairs * coeffs[0] + ctx * coeffs[1]
+    topk = model.mla.index_topk if model.mla is not None else 0
+    if not topk:
+        return pairs * coeffs[0] + ctx * coeffs[1]
+    # DSA: the indexer scores every (query, key) pair, then the MLA core reads only the top-k
+    # keys of each query. A prompt step skips the logits while no sequence is longer than
+    # top-k (SGLang nsa_indexer.py forward_cuda: skip_logits_computation); a causal chunk's
+    # mean query context pairs/tokens is about half its longest, so 2 x mean > top-k stands in
+    # for that test. Decode steps always score.
+    ipair, ictx = indexer_coeffs(model, lay, eff, hw)
+    scored = pairs if 2.0 * shape.prefill_pairs > topk * max(shape.prefill_tokens, 1) else 0.0
+    core_pairs = min(pairs, shape.prefill_tokens / lay.dp / lay.cp * topk)
+    core_ctx = min(ctx, shape.decode_seqs / lay.dp / lay.cp * topk)
+    return core_pairs * coeffs[0] + core_ctx * coeffs[1] + scored * ipair + ctx * ictx
+
+
+def indexer_coeffs(
+    model: ModelSpec, lay: Layout, eff: Efficiency, hw: Hardware
+) -> tuple[float, float]:
+    """(seconds per scored query-key pair in prefill, per context token in decode) of one
+    layer's DSA lightning indexer on one GPU; (0, 0) without one.
+
+    # logits: 2 * index_n_heads * index_head_dim FLOPs per (query, key) pair in FP8
+    #   (DeepSeek-V3.2 report s2.1; DeepGEMM fp8_mqa_logits) at FP8 peak * attn_eta. Every
+    #   attention-TP rank scores all index heads (SGLang nsa_indexer.py: replicated weights).
+    # decode also reads each context token's index key: index_head_dim FP8 bytes + one fp32
+    #   scale per 128-element block (SGLang NSATokenToKVPool), at HBM * attn_mem_eta.
+    """
+    a = model.mla
+    if a is None or not a.index_n_heads:
+        return 0.0, 0.0
+    flops = 2.0 * a.index_n_heads * a.index_head_dim
+    peak = (hw.fp8_flops or hw.attn_flops) * eff.attn_eta
+    key_bytes = a.index_head_dim * 1.0 + 4.0 * -(-a.index_head_dim // 128)
+    return flops / peak, max(flops / peak, key_bytes / (hw.hbm * eff.attn_mem_eta))
 
 
 def _attn_proj(
     model: ModelSpec, kind: str, tokens: float, lay: Layout, eff: Efficiency, hw: Hardware
 ) -> float:
-    """QKV + output projections of one layer as one weight stream, TP-split."""
-    params = model.attn_params(kind) / lay.tp
+    """QKV + output projections of one layer as one weight stream, TP-split; a DSA indexer's
+    projections are replicated on every TP rank (SGLang nsa_indexer.py ReplicatedLinear)."""
+    idx = model.indexer_params() if kind != "linear" else 0
+    params = (model.attn_params(kind) - idx) / lay.tp + idx
     h = model.hidden_size
     # treat as a GEMM of k = hidden, n = params / hidden (same FLOPs and weight bytes)
     return gemm_time(tokens, h, params / h, hw.wb, hw.gemm_flops, hw.hbm, eff)

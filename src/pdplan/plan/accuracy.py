@@ -50,10 +50,23 @@ class Prediction:
 def kv_dtype_for(row: MeasuredRow) -> str:
     """KV cache dtype of a measured setup: TensorRT-LLM quantised checkpoints run an FP8 KV
     cache (AIConfigurator's default kv quant for fp8/fp4 modes); vLLM and SGLang default to
-    the model dtype (`--kv-cache-dtype auto`), i.e. BF16."""
+    the model dtype (`--kv-cache-dtype auto`), i.e. BF16, except that SGLang stores a DSA
+    model's cache (DeepSeek-V3.2, GLM-5) in fp8_e4m3 on Blackwell (SGLang server_args.py:
+    "for Blackwell, we support fp8 only"; Blackwell = an NVIDIA part with FP4 tensor cores)."""
     if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
         return "fp8"
+    if row.backend == "sglang" and _sglang_dsa_fp8(row):
+        return "fp8"
     return "bf16"
+
+
+def _sglang_dsa_fp8(row: MeasuredRow) -> bool:
+    try:
+        mla, gpu = get_model(row.model_path).mla, get_gpu(row.system)
+    except PdplanError:
+        return False
+    dsa = mla is not None and mla.index_topk > 0
+    return dsa and gpu.vendor == "NVIDIA" and gpu.fp4_tflops is not None
 
 
 def check_row_layouts(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> None:
