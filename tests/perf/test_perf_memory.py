@@ -7,7 +7,13 @@ import pytest
 from pdplan.catalog import get_gpu, get_model
 from pdplan.errors import DoesNotFitError
 from pdplan.parallel.layout import Layout
-from pdplan.perf.memory import GiB, kv_bytes_per_token_per_gpu, plan_memory, weight_bytes_per_gpu
+from pdplan.perf.memory import (
+    GiB,
+    engine_kv_memory,
+    kv_bytes_per_token_per_gpu,
+    plan_memory,
+    weight_bytes_per_gpu,
+)
 
 
 def test_llama70b_bf16_on_one_h100_is_refused_with_the_shortfall() -> None:
@@ -53,3 +59,18 @@ def test_expert_parallel_splits_experts() -> None:
     assert ep8 == pytest.approx(tp8, rel=0.01)
     # fp8 DeepSeek-V3 on 8 GPUs: ~671 GB / 8 = ~84 GB per GPU (+ BF16 embeddings)
     assert 78e9 < tp8 < 90e9
+
+
+def test_trtllm_sizes_kv_from_free_memory() -> None:
+    """TensorRT-LLM's free_gpu_memory_fraction applies to what is left after weights, so a
+    model that nearly fills the GPU keeps 90 % of the rest; a whole-device fraction leaves
+    it far less."""
+    m, g = get_model("deepseek-r1"), get_gpu("b200-sxm")
+    lay = Layout(tp=4)
+    whole = plan_memory(m, g, lay, "fp8", "fp8", mem_fraction=0.9)
+    frac, of_free = engine_kv_memory("trtllm")
+    free = plan_memory(m, g, lay, "fp8", "fp8", mem_fraction=frac, of_free=of_free)
+    left = g.hbm_bytes - free.weights_bytes - free.activation_bytes - free.runtime_bytes
+    assert of_free and free.kv_bytes == pytest.approx(0.9 * left)
+    assert free.kv_bytes > 3 * whole.kv_bytes
+    assert engine_kv_memory("vllm") == (0.9, False)

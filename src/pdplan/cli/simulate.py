@@ -25,7 +25,7 @@ def _cost_model(model: str, gpu: str, engine: str) -> tuple[Any, float, float, i
     from pdplan.catalog.models import get_model
     from pdplan.perf.costmodel import CostModel
     from pdplan.perf.efficiency import get_efficiency
-    from pdplan.perf.memory import plan_memory
+    from pdplan.perf.memory import engine_kv_memory, plan_memory
     from pdplan.plan.steady import valid_layout
 
     m, g = get_model(model), get_gpu(gpu)
@@ -33,7 +33,9 @@ def _cost_model(model: str, gpu: str, engine: str) -> tuple[Any, float, float, i
 
     def make(role: str, layout: Any) -> tuple[Any, int]:
         lay = valid_layout(m, g, layout)
-        return CostModel(m, g, lay, engine), int(plan_memory(m, g, lay).kv_capacity_tokens)
+        frac, of_free = engine_kv_memory(engine)
+        mem = plan_memory(m, g, lay, mem_fraction=frac, of_free=of_free)
+        return CostModel(m, g, lay, engine), int(mem.kv_capacity_tokens)
 
     chunk = int(eff.prefill_chunk) if eff.chunked else None
     return make, float(m.kv_bytes_per_token()), float(g.nic_bytes_per_s), chunk

@@ -11,8 +11,10 @@ from pdplan.errors import DoesNotFitError
 from pdplan.parallel.layout import Layout
 
 __all__ = [
+    "ENGINE_KV_MEMORY",
     "GiB",
     "MemoryPlan",
+    "engine_kv_memory",
     "kv_bytes_per_token_per_gpu",
     "plan_memory",
     "weight_bytes_per_gpu",
@@ -25,6 +27,22 @@ RUNTIME_OVERHEAD_BYTES = 1.5 * GiB
 # Default fraction of HBM the engine may use: vLLM --gpu-memory-utilization 0.9 (vLLM docs),
 # SGLang --mem-fraction-static ~0.88; the rest is headroom.
 DEFAULT_MEM_FRACTION = 0.90
+# How each engine sizes its KV pool by default: (fraction, of_free). vLLM and SGLang take a
+# fraction of the whole device (--gpu-memory-utilization 0.9; --mem-fraction-static);
+# TensorRT-LLM takes a fraction of the memory still free once weights and workspaces are
+# loaded (KvCacheConfig.free_gpu_memory_fraction, default 0.9; trtllm-serve
+# --kv_cache_free_gpu_memory_fraction 0.9), so a model that nearly fills the GPU still gets
+# most of what is left.
+ENGINE_KV_MEMORY: dict[str, tuple[float, bool]] = {
+    "vllm": (0.90, False),
+    "sglang": (DEFAULT_MEM_FRACTION, False),
+    "trtllm": (0.90, True),
+}
+
+
+def engine_kv_memory(engine: str) -> tuple[float, bool]:
+    """(mem_fraction, of_free) for plan_memory: `engine`'s default KV sizing."""
+    return ENGINE_KV_MEMORY.get(engine, (DEFAULT_MEM_FRACTION, False))
 
 
 @dataclass(frozen=True)
@@ -139,16 +157,20 @@ def plan_memory(
     *,
     moe_dtype: str | None = None,
     mem_fraction: float = DEFAULT_MEM_FRACTION,
+    of_free: bool = False,
     chunk_tokens: int = 8192,
     context: int | None = None,
     check: bool = True,
 ) -> MemoryPlan:
-    """Memory per GPU; raises DoesNotFitError (with the shortfall) when weights do not fit."""
+    """Memory per GPU; raises DoesNotFitError (with the shortfall) when weights do not fit.
+    The engine keeps `mem_fraction` of the device (or, with `of_free`, of what is free after
+    weights, activations and runtime: TensorRT-LLM) and leaves the rest as headroom."""
     wdt = weight_dtype or model.weight_dtype
     hbm = gpu.hbm_bytes
     weights = weight_bytes_per_gpu(model, layout, wdt, moe_dtype)
     act = _activation_bytes(model, layout, chunk_tokens)
-    reserve = (1.0 - mem_fraction) * hbm
+    base = max(0.0, hbm - weights - act - RUNTIME_OVERHEAD_BYTES) if of_free else hbm
+    reserve = (1.0 - mem_fraction) * base
     used = weights + act + RUNTIME_OVERHEAD_BYTES + reserve
     if check and used >= hbm:
         raise DoesNotFitError(

@@ -19,7 +19,7 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.measured import MeasuredRow, read_measured
-from pdplan.perf.memory import plan_memory
+from pdplan.perf.memory import engine_kv_memory, plan_memory
 
 __all__ = [
     "Prediction",
@@ -94,6 +94,7 @@ def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> C
 
 def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
     assert row.layout is not None and row.concurrency
+    frac, of_free = engine_kv_memory(row.backend)
     mem = plan_memory(
         model,
         gpu,
@@ -102,6 +103,8 @@ def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
         kv_dtype_for(row),
         moe_dtype=row.moe_dtype,
         context=row.isl + row.osl,
+        mem_fraction=frac,
+        of_free=of_free,
     )
     return estimate_agg(
         _cost(row, model, gpu, row.layout),

@@ -10,7 +10,7 @@ from pdplan.errors import ConfigError
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.measured import MeasuredRow
-from pdplan.perf.memory import plan_memory
+from pdplan.perf.memory import engine_kv_memory, plan_memory
 from pdplan.plan.accuracy import Prediction, check_row_layouts, kv_dtype_for
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
@@ -70,8 +70,17 @@ def _instance(
     cm = CostModel(
         model, gpu, lay, row.backend, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, eff=eff
     )
+    frac, of_free = engine_kv_memory(row.backend)
     mem = plan_memory(
-        model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, context=row.isl + row.osl
+        model,
+        gpu,
+        lay,
+        row.weight_dtype,
+        kvd,
+        moe_dtype=row.moe_dtype,
+        context=row.isl + row.osl,
+        mem_fraction=frac,
+        of_free=of_free,
     )
     eff = cm.eff
     chunk = int(eff.prefill_chunk) if (eff.chunked and role == "agg") else None
