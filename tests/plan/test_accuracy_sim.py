@@ -101,3 +101,19 @@ def test_inferencemax_rows_get_their_launch_and_client() -> None:
     v = replace(imax, backend="vllm")
     assert simulate_measured_row(v, client="auto") == simulate_measured_row(v, client="random")
     assert simulate_measured_row(_row(8), client="auto") == simulate_measured_row(_row(8))
+
+
+def test_a_disagg_pool_that_does_not_fit_is_refused_by_both_predictors() -> None:
+    from dataclasses import replace
+
+    from pdplan.errors import DoesNotFitError
+
+    # DeepSeek-R1 FP8 on one GB200 per DP rank: ~170 GiB of weights per GPU before any KV
+    row = replace(
+        _row(8), model_path="deepseek-ai/DeepSeek-R1", system="gb200", mode="disagg",
+        weight_dtype="fp8", layout=None, prefill_layout=Layout(dp=4),
+        decode_layout=Layout(tp=8), prefill_workers=1, decode_workers=1,
+    )  # fmt: skip
+    for predict in (predict_row, simulate_measured_row):
+        with pytest.raises(DoesNotFitError, match="short by"):
+            predict(row)

@@ -123,6 +123,12 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
             "the deployment is not specified"
         )
     kvd = kv_dtype_for(row)
+    frac, of_free = engine_kv_memory(row.backend)
+    for lay, ctx in ((pl, row.isl), (dl, row.isl + row.osl)):  # each pool must hold its model
+        plan_memory(
+            model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, context=ctx,
+            mem_fraction=frac, of_free=of_free,
+        )  # fmt: skip
     xfer = kv_transfer(
         model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic", prefill_layout=pl, decode_layout=dl
     )
@@ -199,9 +205,11 @@ def run_accuracy(
         try:
             preds.append(predictor(item))
         except PdplanError as exc:
-            reason = str(exc).split(":")[0] if "does not fit" in str(exc) else str(exc)
+            msg = str(exc)
+            # "does not fit" rows group together; the example keeps the first one's shortfall
+            reason = msg.split(":")[0] if "does not fit" in msg else msg
             skipped[reason] += 1
-            examples.setdefault(reason, item.row_id)
+            examples.setdefault(reason, f"{item.row_id} ({msg})" if reason != msg else item.row_id)
     report: dict = {"file": path, "predicted": len(preds), "skipped": sum(skipped.values())}
     for m in ("agg", "disagg"):
         sub = [p for p in preds if p.row.mode == m]
