@@ -10,14 +10,14 @@ overhead comes from perf/data/efficiency.yaml (per engine, per GPU), never from 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
 from pdplan.perf.efficiency import Efficiency, get_efficiency
-from pdplan.perf.step import BatchShape, causal_pairs
+from pdplan.perf.prefill import chunked_prefill_time
+from pdplan.perf.step import BatchShape
 
 __all__ = ["CostModel", "StepBreakdown"]
 
@@ -257,7 +257,7 @@ class CostModel:
     def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:
         """Seconds to prefill `batch` prompts of `isl` new tokens each, in chunks of the
         engine's token budget (each chunk one iteration)."""
-        return _prefill_time(self, isl, batch, cached)
+        return chunked_prefill_time(self, int(self.eff.prefill_chunk), isl, batch, cached)
 
     def decode_step(self, batch: int, ctx_per_seq: float) -> float:
         """Seconds of one decode iteration of `batch` sequences of mean context `ctx_per_seq`."""
@@ -276,36 +276,3 @@ def _compute_dtype(weight_dtype: str) -> str:
     """GEMM input dtype: weight-only int4 computes in BF16; fp8/fp4 use their tensor cores."""
     d = weight_dtype.lower()
     return "bf16" if d in ("int4", "int8_wo") else d
-
-
-def _prefill_time(cm: CostModel, isl: int, batch: int, cached: int) -> float:
-    budget = max(1, int(cm.eff.prefill_chunk))
-    total_tokens = isl * batch
-    if total_tokens <= budget:
-        pairs = batch * causal_pairs(isl, cached)
-        return cm.step_time(BatchShape(total_tokens, pairs, batch))
-    # sequence by sequence, each in ceil(isl/budget) chunks (several short prompts share a chunk)
-    per_seq = max(1, budget // max(isl, 1))
-    t = 0.0
-    done = 0
-    while done < batch:
-        n = min(per_seq, batch - done)
-        if isl <= budget:
-            t += cm.step_time(BatchShape(n * isl, n * causal_pairs(isl, cached), n))
-        else:
-            t += _chunked_one(cm, isl, cached, budget)
-        done += n
-    return t
-
-
-@lru_cache(maxsize=4096)
-def _chunk_cache_key(isl: int, cached: int, budget: int) -> tuple[int, ...]:
-    return tuple(range(0, isl, budget))
-
-
-def _chunked_one(cm: CostModel, isl: int, cached: int, budget: int) -> float:
-    t = 0.0
-    for start in _chunk_cache_key(isl, cached, budget):
-        n = min(budget, isl - start)
-        t += cm.step_time(BatchShape(n, causal_pairs(n, cached + start), 1))
-    return t

@@ -14,6 +14,8 @@ from pdplan.sim.decode import DecodeMixin
 from pdplan.sim.kernel import PRIO_BOUNDARY
 from pdplan.sim.lazyjoin import LazyJoinMixin
 from pdplan.sim.mixed import MixedStepMixin
+from pdplan.sim.polling import PollMixin
+from pdplan.sim.preempt import PreemptMixin
 from pdplan.sim.steps import steps_within
 
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Instance", "steps_within"]
 
 
-class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
+class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMixin):
     """State and scheduler of one instance. Decode steps are counted by K; between events the
     batch is constant and whole runs of steps are integrated in closed form (unless exact)."""
 
@@ -104,27 +106,6 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin):
             self._decide()
         elif self.in_run:
             self.kick()  # cut the decode run at its next boundary
-
-    def next_poll(self, k: int) -> int:
-        """The first decode step count >= k at which the scheduler polls for arrivals: every
-        recv decode steps from the last poll at poll_K (SGLang's recv skipper counter)."""
-        return self.poll_K - (self.poll_K - k) // self.recv * self.recv
-
-    def _cut_at_poll(self) -> None:
-        """End the running decode run at the boundary where the scheduler next polls."""
-        c = self.run_c
-        m = steps_within(self.loop.now - self.tK, self.run_a, c * self.B, c * self.C)
-        n = self.next_poll(self.K + m + 1) - self.K
-        if n < self.run_n:
-            self._schedule_run(n)
-
-    def _take_in(self) -> None:
-        """At a boundary: take in the arrived requests if the scheduler polls here (every recv
-        decode steps; at once after a step with prompts, or with no decodes running)."""
-        if not self.B or (self.K - self.poll_K) % self.recv == 0:
-            self.pq.extend(self.inbox)
-            self.inbox.clear()
-            self.poll_K = self.K
 
     def kick(self) -> None:
         """New work: start a step if idle, or cut the running decode run at the next boundary."""
