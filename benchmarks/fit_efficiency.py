@@ -36,6 +36,7 @@ BOUNDS = {
     "gemm_eta": (0.5, 0.85, False),
     "gemm_m_half": (8.0, 256.0, True),
     "mem_eta": (0.6, 0.92, False),
+    "fp8_stream_eta": (0.5, 1.0, False),
     "attn_eta": (0.3, 0.8, False),
     "attn_mem_eta": (0.4, 0.92, False),
     "moe_eta": (0.4, 1.0, False),

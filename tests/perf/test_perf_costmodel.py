@@ -159,3 +159,21 @@ def test_engine_token_budget_defaults_follow_gpu_memory() -> None:
     # the cost model passes the GPU's memory in
     cm = CostModel(get_model("qwen3-32b"), get_gpu("b200"), Layout(tp=1), "sglang")
     assert cm.eff.prefill_chunk == 16384
+
+
+def test_fp8_weights_stream_at_their_own_efficiency() -> None:
+    """fp8_stream_eta slows the weight read of FP8 GEMMs only; BF16 and FP4 are untouched."""
+    m, g = get_model("llama-3.1-70b"), get_gpu("h100-sxm")
+    base = get_efficiency("vllm", g.name, g.hbm_gib)
+
+    def step(dtype: str, eta: float) -> float:
+        eff = base.with_(fp8_stream_eta=eta)
+        return CostModel(m, g, Layout(tp=4), "vllm", dtype, eff=eff).decode_step(1, 1000)
+
+    # one decode step of a 70B model on TP4 is weight-bound: halving the FP8 streaming
+    # efficiency adds about the FP8 weight read again (70.55e9 B / 4 / (3.35e12 * mem_eta))
+    extra = step("fp8", 0.5) - step("fp8", 1.0)
+    read = 70.55e9 / 4 / (3.35e12 * base.mem_eta)
+    assert 0.8 * read < extra < 1.1 * read
+    assert step("bf16", 0.5) == step("bf16", 1.0)
+    assert step("fp4", 0.5) == step("fp4", 1.0)

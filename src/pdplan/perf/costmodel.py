@@ -69,8 +69,9 @@ class CostModel:
             moe_flops=gpu.tflops(_compute_dtype(self.moe_dtype)) * 1e12,
             attn_flops=gpu.bf16_tflops * 1e12,
             hbm=gpu.hbm_bytes_per_s,
-            wb=dtype_bytes(self.weight_dtype),
-            mb=dtype_bytes(self.moe_dtype),
+            # FP8 weights stream at fp8_stream_eta of the usual rate: counted as more bytes
+            wb=dtype_bytes(self.weight_dtype) / self._stream_eta(self.weight_dtype),
+            mb=dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype),
             kvb=dtype_bytes(kv_dtype),
             fp8_flops=gpu.tflops("fp8") * 1e12,
         )
@@ -95,6 +96,10 @@ class CostModel:
         self._fixed_overhead = self.eff.step_s + self.eff.kernel_s * kernels * model.num_layers
         self._fixed_cache: dict[int, float] = {}
         self._pp = layout.pp
+
+    def _stream_eta(self, dtype: str) -> float:
+        """Weight-streaming efficiency of `dtype`'s GEMMs relative to eff.mem_eta."""
+        return self.eff.fp8_stream_eta if dtype.lower() == "fp8" else 1.0
 
     # ---- StepModel protocol ------------------------------------------------------------------
     def step_time(self, shape: BatchShape) -> float:

@@ -23,6 +23,7 @@ class Efficiency:
     gemm_eta: float = 0.78
     gemm_m_half: float = 48.0
     mem_eta: float = 0.80
+    fp8_stream_eta: float = 0.9
     attn_eta: float = 0.55
     attn_mem_eta: float = 0.70
     moe_eta: float = 0.80
