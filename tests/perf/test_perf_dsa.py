@@ -109,3 +109,12 @@ def test_sglang_dsa_kv_is_fp8_on_blackwell_only() -> None:
     assert kv_dtype_for(_row("sglang", "h200_sxm", "zai-org/GLM-5")) == "bf16"
     assert kv_dtype_for(_row("sglang", "b200_sxm", "deepseek-ai/DeepSeek-R1")) == "bf16"
     assert kv_dtype_for(_row("vllm", "b200_sxm", "zai-org/GLM-5")) == "bf16"
+
+
+def test_index_key_is_cached_in_fp8_whatever_the_kv_dtype(glm) -> None:
+    # latent 512 + rope 64 in the KV dtype; index key 128 B FP8 + one 4 B fp32 scale
+    assert glm.kv_layer_bytes("full", "bf16") == 576 * 2 + 132
+    assert glm.kv_layer_bytes("full", "fp8") == 576 + 132
+    assert glm.kv_bytes_per_token("bf16") == glm.num_layers * (576 * 2 + 132)
+    dense = _dense(glm)
+    assert dense.kv_layer_bytes("full", "bf16") == 576 * 2

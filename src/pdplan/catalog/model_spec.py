@@ -249,27 +249,36 @@ class ModelSpec:
         `context=None` they are counted as growing (the value for a context within the window).
         Linear-attention layers hold a fixed state (see `linear_state_bytes`), not per token.
         """
-        b = dtype_bytes(dtype)
         per_tok = 0.0
         for kind in self.layer_types:
-            e = self.kv_elems_per_token_layer(kind)
+            e = self.kv_layer_bytes(kind, dtype)
             if kind == "sliding" and context is not None and self.sliding_window:
                 e = e * min(1.0, self.sliding_window / max(context, 1))
             per_tok += e
-        return per_tok * b
+        return per_tok
+
+    def kv_layer_bytes(self, kind: str = "full", dtype: str = "bf16") -> float:
+        """Cached bytes per token in one layer of this kind with the KV cache in `dtype`. A DSA
+        indexer's key is stored in FP8 whatever the KV dtype, with one fp32 scale per 128
+        elements (DeepSeek-V3.2 inference/model.py Indexer; SGLang NSATokenToKVPool)."""
+        e = self.kv_elems_per_token_layer(kind)
+        a = self.mla
+        if a is None or not a.index_head_dim or kind == "linear":
+            return e * dtype_bytes(dtype)
+        idx = a.index_head_dim
+        return (e - idx) * dtype_bytes(dtype) + idx * 1.0 + 4.0 * -(-idx // 128)
 
     def kv_bytes(self, tokens: int, dtype: str = "bf16") -> float:
         """KV bytes of one sequence of `tokens` tokens (window-capped, plus linear state)."""
-        b = dtype_bytes(dtype)
         total = 0.0
         for kind in self.layer_types:
-            e = self.kv_elems_per_token_layer(kind)
+            e = self.kv_layer_bytes(kind, dtype)
             n = (
                 min(tokens, self.sliding_window)
                 if kind == "sliding" and self.sliding_window
                 else tokens
             )
-            total += e * n * b
+            total += e * n
         return total + self.linear_state_bytes()
 
     def linear_state_bytes(self) -> float:

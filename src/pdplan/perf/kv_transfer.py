@@ -110,7 +110,7 @@ def kv_transfer(
     transit = transit_dtype or kv_dtype
     dtype_bytes(kv_dtype)  # validates the name
     total = model.kv_bytes(tokens, transit)  # window-capped + linear state, from the shape
-    per_layer = model.kv_elems_per_token_layer("full") * dtype_bytes(transit)
+    per_layer = model.kv_layer_bytes("full", transit)
     eff = KV_PATHS[path]["efficiency"] if efficiency is None else efficiency
     if not 0 < eff <= 1:
         raise ConfigError(f"efficiency={eff} must be in (0, 1]")
