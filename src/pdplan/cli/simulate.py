@@ -17,10 +17,13 @@ from ._common import console, emit, kv_table
 __all__ = ["register"]
 
 
-def _cost_model(model: str, gpu: str, engine: str) -> tuple[Any, float, float, int | None]:
+def _cost_model(
+    model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
+) -> tuple[Any, float, float, int | None]:
     """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU, the
     engine's chunked-prefill budget or None for prefill-first) from the catalog and the real
-    cost model; every layout is checked (e.g. TP must divide the attention heads)."""
+    cost model; every layout is checked (e.g. TP must divide the attention heads) and must
+    hold its weights (DoesNotFitError says by how much)."""
     from pdplan.catalog.gpus import get_gpu
     from pdplan.catalog.models import get_model
     from pdplan.perf.costmodel import CostModel
@@ -34,11 +37,12 @@ def _cost_model(model: str, gpu: str, engine: str) -> tuple[Any, float, float, i
     def make(role: str, layout: Any) -> tuple[Any, int]:
         lay = valid_layout(m, g, layout)
         frac, of_free = engine_kv_memory(engine)
-        mem = plan_memory(m, g, lay, mem_fraction=frac, of_free=of_free)
-        return CostModel(m, g, lay, engine), int(mem.kv_capacity_tokens)
+        mem = plan_memory(m, g, lay, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free)
+        cm = CostModel(m, g, lay, engine, weight_dtype, kv_dtype)
+        return cm, int(mem.kv_capacity_tokens)
 
     chunk = int(eff.prefill_chunk) if eff.chunked else None
-    return make, float(m.kv_bytes_per_token()), float(g.nic_bytes_per_s), chunk
+    return make, float(m.kv_bytes_per_token(kv_dtype)), float(g.nic_bytes_per_s), chunk
 
 
 def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
@@ -85,9 +89,11 @@ def _run(
     trace_out: str | None,
     as_json: bool,
     engine: str = "vllm",
+    weight_dtype: str | None = None,
+    kv_dtype: str = "bf16",
 ) -> None:
     pools = parse_deployment(deployment)
-    make, kvb, nic, engine_chunk = _cost_model(model, gpu, engine)
+    make, kvb, nic, engine_chunk = _cost_model(model, gpu, engine, weight_dtype, kv_dtype)
     chunk_budget = (chunk or engine_chunk) if pools[0].role == "agg" else None
     insts = build_instances(pools, make, chunk_budget=chunk_budget, nic_bytes_per_s=nic)
     cfg = SimConfig(
@@ -175,6 +181,10 @@ def register(app: typer.Typer) -> None:
             None, "--chunk", help="agg chunked-prefill token budget (default: the engine's)"
         ),
         engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
+        weight_dtype: str = typer.Option(
+            None, "--weight-dtype", help="bf16, fp8, fp4, int4 (default: the model's)"
+        ),
+        kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype: bf16, fp8"),
         requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         as_json: bool = typer.Option(False, "--json"),
@@ -195,4 +205,6 @@ def register(app: typer.Typer) -> None:
             trace_out,
             as_json,
             engine,
+            weight_dtype,
+            kv_dtype,
         )

@@ -1,0 +1,89 @@
+"""CLI: `pdplan simulate` end to end (run through main(), as a user would)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pdplan.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    rc = main(["simulate", *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_agg_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = _run(
+        capsys, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1x2",
+        "--workload", "poisson:rate=4,n=200,isl=512,osl=64", "--json",
+    )  # fmt: skip
+    assert rc == 0
+    s = json.loads(out)
+    assert s["requests"] == 200 and s["finished"] + s["dropped"] == 200
+    assert 0 < s["ttft_s"]["p50"] <= s["ttft_s"]["p99"]
+    assert 0 < s["tpot_s"]["p50"] <= s["tpot_s"]["p99"]
+    assert 0 <= s["slo"]["attainment"] <= 1
+
+
+def test_xpyd_writes_request_rows_and_a_chrome_trace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    rows, trace = tmp_path / "req.csv", tmp_path / "trace.json"
+    rc, out, _ = _run(
+        capsys, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "1P:tp1+2D:tp1",
+        "--workload", "poisson:rate=3,n=120,isl=1024,osl=32", "--engine", "sglang",
+        "--requests-out", str(rows), "--chrome-trace", str(trace), "--json",
+    )  # fmt: skip
+    assert rc == 0 and json.loads(out)["finished"] == 120
+    lines = rows.read_text().splitlines()
+    assert len(lines) == 121 and "ttft" in lines[0]
+    assert json.loads(trace.read_text())  # a Chrome trace: valid JSON with events
+
+
+def test_a_model_that_does_not_fit_says_by_how_much(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--model", "glm-5", "--gpu", "b200-sxm", "--deployment", "tp8",
+            "--workload", "poisson:rate=1,n=20,isl=256,osl=16", "--json"]  # fmt: skip
+    rc, _, err = _run(capsys, *args)  # BF16 weights: 173 GiB per GPU
+    assert rc != 0 and "does not fit" in err and "short by" in err
+    assert "Traceback" not in err
+    rc, out, _ = _run(capsys, *args, "--weight-dtype", "fp8", "--kv-dtype", "fp8")
+    assert rc == 0 and json.loads(out)["finished"] == 20
+
+
+@pytest.mark.parametrize(
+    ("workload", "message"),
+    [
+        ("poisson:rate=x,n=10", "bad number"),
+        ("poisson:rate=1,n=10,foo=3", "unknown key"),
+        ("no/such/trace.csv", "no such workload file"),
+    ],
+)
+def test_bad_workloads_get_one_line_errors(
+    capsys: pytest.CaptureFixture[str], workload: str, message: str
+) -> None:
+    rc, _, err = _run(
+        capsys, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1",
+        "--workload", workload,
+    )  # fmt: skip
+    assert rc != 0 and message in err and "Traceback" not in err
+
+
+def test_trace_replay_and_a_malformed_line_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "azure.csv"
+    lines = ["TIMESTAMP,ContextTokens,GeneratedTokens"] + [
+        f"2023-11-16 18:15:{10 + i // 4:02d}.{(i % 4) * 25:02d}00000,{300 + 7 * i},{20 + i}"
+        for i in range(40)
+    ]
+    trace.write_text("\n".join(lines) + "\n")
+    base = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1"]
+    rc, out, _ = _run(capsys, *base, "--workload", str(trace), "--json")
+    assert rc == 0 and json.loads(out)["finished"] == 40
+    trace.write_text("\n".join([*lines[:5], "2023-11-16 18:16:00.0,abc,5", *lines[5:]]) + "\n")
+    rc, _, err = _run(capsys, *base, "--workload", str(trace))
+    assert rc != 0 and "azure.csv:6: non-numeric length" in err and "Traceback" not in err
