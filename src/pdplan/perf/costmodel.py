@@ -85,6 +85,9 @@ class CostModel:
         # fast path of step_time when every layer is dense full attention (no window, linear
         # layers or DSA top-k)
         dsa = model.mla is not None and model.mla.index_topk > 0
+        # per-sequence context at which a decode step's slope changes (DSA reads only top-k
+        # keys past it); 0 = the step is affine in the context everywhere
+        self.decode_kink = model.mla.index_topk if (dsa and model.mla is not None) else 0
         self._simple_attn = not dsa and all(k == "full" for k, _, _ in self._attn)
         self._grp = layout.dp * layout.cp
         # DP attention in a MoE model: the dp ranks step together (the expert collectives sync
@@ -158,17 +161,24 @@ class CostModel:
             shape.decode_ctx,
         )
 
-    def decode_affine(self, batch: int) -> tuple[float, float]:
-        """(a, c) with step_time ~= a + c * decode_ctx for a pure-decode batch of `batch`."""
-        hit = self._decode_cache.get(batch)
+    def decode_affine(self, batch: int, ctx: float | None = None) -> tuple[float, float]:
+        """(a, c) with step_time ~= a + c * decode_ctx for a pure-decode batch of `batch`.
+        With a DSA top-k (decode_kink tokens per sequence) the step is linear on each side of
+        ctx = batch * decode_kink; `ctx` picks the side (None: one secant over both)."""
+        kink = self.decode_kink
+        upper = bool(kink and ctx is not None and ctx >= batch * kink)
+        key = -batch if upper else batch
+        hit = self._decode_cache.get(key)
         if hit is not None:
             return hit
         lo, hi = batch * 1024, batch * 8192
+        if kink and ctx is not None:
+            lo, hi = (batch * kink, batch * kink * 4) if upper else (batch, batch * kink)
         t_lo = self.step_time(BatchShape(decode_seqs=batch, decode_ctx=lo))
         t_hi = self.step_time(BatchShape(decode_seqs=batch, decode_ctx=hi))
         c = max(0.0, (t_hi - t_lo) / (hi - lo))
         out = (t_lo - c * lo, c)
-        self._decode_cache[batch] = out
+        self._decode_cache[key] = out
         return out
 
     # ---- convenience -------------------------------------------------------------------------

@@ -32,6 +32,19 @@ class DecodeMixin:
             ac = self._affine[b] = self.model.decode_affine(b)
         return ac
 
+    def _kinked_affine(self: Instance, b: int, n: int) -> tuple[float, float, int]:
+        """(a, c) of the side of the kink C is on, and n cut so the run ends at the kink:
+        C grows by b per step, so ceil((b * kink - C) / b) steps reach it."""
+        K = b * self._kink
+        below = self.C < K
+        key = b if below else -b
+        ac = self._affine.get(key)
+        if ac is None:
+            ac = self._affine[key] = self.model.decode_affine(b, self.C)
+        if below:
+            n = min(n, max(1, -(-(K - self.C) // b)))
+        return ac[0], ac[1], n
+
     def _join_ready(self: Instance) -> None:
         """Requests in `ready` enter the running batch at boundary K (KV already reserved)."""
         r, k, ready = self.sim.req, self.K, self.ready
@@ -111,6 +124,8 @@ class DecodeMixin:
         if self.exact:
             n = 1
             a, c = self.model.step_time(BatchShape(0, 0.0, 0, b, self.C)), 0.0
+        elif self._kink:  # piecewise affine (DSA top-k): end the run where the slope changes
+            a, c, n = self._kinked_affine(b, n)
         else:
             ac = self._affine.get(b)
             a, c = ac if ac is not None else self._affine_of(b)

@@ -31,7 +31,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
     # slots: 50+ attributes would overflow CPython's shared-key instance dicts (30 keys) and
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
-        "B C K _affine _end_pf_cb _epoch _kvb _net_start _next_sample _pf_cache _started "
+        "B C K _affine _kink _end_pf_cb _epoch _kvb _net_start _next_sample _pf_cache _started "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
         "in_run inbox inflight itl_put jq kv_used layerwise loop model next_role offline order "
         "outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n running "
@@ -73,6 +73,8 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         self.offline = False
         self.cache = PrefixCache(spec.prefix_cache_blocks) if spec.prefix_cache_blocks else None
         self._affine: dict[int, tuple[float, float]] = {}
+        # per-sequence context where the model's decode step changes slope (DSA top-k), or 0
+        self._kink = int(getattr(spec.step_model, "decode_kink", 0) or 0)
         self.samples = array("d")  # flat (t, queued, running, kv_used) every sample_interval_s
         self._next_sample = 0.0
 
