@@ -62,3 +62,31 @@ def test_quant_modes() -> None:
     assert quant_to_dtype("") is None
     with pytest.raises(InputError):
         quant_to_dtype("weird")
+
+
+@pytest.mark.parametrize(
+    ("system", "tp", "dp", "etp", "ep", "want"),
+    [
+        ("b200_sxm", 16, 1, 4, 4, (4, 1, 4, 1)),  # TP4 EP4 written as tp 16 = 4 x 4
+        ("b200_sxm", 64, 1, 8, 8, (8, 1, 8, 1)),  # TP8 EP8 written as tp 64
+        ("b200_sxm", 1, 64, 8, 8, (1, 8, 8, 1)),  # DP-attention 8, EP8 written as dp 64
+        ("h100_sxm", 4, 4, 1, 16, (1, 4, 4, 1)),  # vLLM DP4 EP written as tp 4 x dp 4
+        ("gb200", 16, 1, 4, 4, (16, 1, 4, 4)),  # inside a 72-GPU NVLink domain: kept
+        ("b200_sxm", 8, 1, 1, 8, (8, 1, 8, 1)),  # an ordinary one-node layout: kept
+        ("nosuchgpu", 16, 1, 4, 4, (16, 1, 4, 4)),  # GPU not in the catalog: kept as written
+        ("b200_sxm", 16, 1, 16, 1, (16, 1, 1, 16)),  # dense TP16 (two nodes): kept
+    ],
+)
+def test_product_encoded_one_node_layouts_unfold(
+    tmp_path: Path, system: str, tp: int, dp: int, etp: int, ep: int, want: tuple
+) -> None:
+    p = _write(
+        tmp_path,
+        f"a,x; silicon_concurrency=256,sglang,0.5.9,m,{system},fp8,agg,1024,1024,"
+        f"fp8,fp8,4,{tp},1,{dp},{etp},{ep},100.0,10.0",
+    )
+    (row,) = list(read_measured(p))
+    assert isinstance(row, MeasuredRow)
+    lay = row.layout
+    assert (lay.tp, lay.dp, lay.ep, lay.etp) == want
+    assert row.concurrency == 4 * dp  # clients as written: batch x the file's DP width
