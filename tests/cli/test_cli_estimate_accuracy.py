@@ -94,6 +94,19 @@ def test_accuracy_on_a_small_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert d["predicted"] == 1 and d["skipped"] == 2
     assert d["agg"]["overall"]["tpot_ape"]["n"] == 1
     assert len(d["skipped_reasons"]) == 2
+    # --rows writes every predicted row with its measured and predicted figures
+    out_csv = tmp_path / "rows.csv"
+    rc, out, _ = _run(capsys, "accuracy", "--measured", str(f), "--rows", str(out_csv), "--json")
+    assert rc == 0 and json.loads(out)["rows_file"] == str(out_csv)
+    lines = out_csv.read_text().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("id,backend,version,model,system,mode")
+    rec = dict(zip(lines[0].split(","), lines[1].split(","), strict=True))
+    assert rec["id"] == "a" and float(rec["measured_ttft_ms"]) == 100.0
+    ape = abs(float(rec["predicted_tpot_ms"]) - 8.0) / 8.0 * 100
+    assert float(rec["tpot_ape"]) == pytest.approx(ape, abs=0.01)
+    # an unwritable --rows path is a one-line error naming the file
+    rc, _, err = _run(capsys, "accuracy", "--measured", str(f), "--rows", str(tmp_path / "no/x"))
+    assert rc != 0 and "no/x" in err and "Traceback" not in err
 
 
 @pytest.mark.skipif(not (SHARED / "measured_serving.csv").exists(), reason="needs ../shared")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from pdplan.cli._common import emit
-from pdplan.errors import ConfigError
+from pdplan.errors import ConfigError, InputError
 
 __all__ = ["register"]
 
@@ -21,6 +21,9 @@ def accuracy_cmd(
         "(lengths uniform in [0.8 L, L], 10 requests per client: InferenceMAX's sweeps) or "
         "'auto' (random for rows whose source names an InferenceMAX run, else fixed)",
     ),
+    rows_out: str | None = typer.Option(
+        None, "--rows", help="also write every predicted row (measured, predicted, errors) to CSV"
+    ),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Median and p90 absolute percentage error of TTFT and TPOT, grouped by system/model/engine."""
@@ -32,7 +35,11 @@ def accuracy_cmd(
     if client not in (*CLIENTS, "auto"):
         raise ConfigError(f"--client must be auto or one of {', '.join(CLIENTS)}, not {client!r}")
     kw = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
-    rep = run_accuracy(measured, mode=mode, **kw)
+    preds: list = []
+    rep = run_accuracy(measured, mode=mode, collect=preds, **kw)
+    if rows_out:
+        _write_rows(rows_out, preds)
+        rep["rows_file"] = rows_out
     rep["method"] = f"simulate ({client} client)" if simulate else "estimate"
 
     def render(con) -> None:  # type: ignore[no-untyped-def]
@@ -63,6 +70,22 @@ def accuracy_cmd(
             con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
 
     emit(rep, as_json, render)
+
+
+def _write_rows(path: str, preds: list) -> None:
+    """Every prediction as one CSV line (plan.accuracy.prediction_record columns)."""
+    import csv
+
+    from pdplan.plan.accuracy import prediction_record
+
+    records = [prediction_record(p) for p in preds]
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(records[0]) if records else ["id"])
+            w.writeheader()
+            w.writerows(records)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
 
 
 def register(app: typer.Typer) -> None:

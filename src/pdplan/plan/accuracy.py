@@ -26,6 +26,7 @@ __all__ = [
     "check_row_layouts",
     "kv_dtype_for",
     "predict_row",
+    "prediction_record",
     "run_accuracy",
     "simulate_row",
     "summarize",
@@ -45,6 +46,31 @@ class Prediction:
     @property
     def tpot_ape(self) -> float:
         return abs(self.tpot_ms - self.row.tpot_ms) / self.row.tpot_ms * 100.0
+
+
+def prediction_record(p: Prediction) -> dict[str, object]:
+    """One predicted row as a flat record (pdplan accuracy --rows): setup, measured and
+    predicted TTFT / TPOT in ms, and the absolute percentage errors."""
+    r = p.row
+    lay = r.layout if r.mode == "agg" else f"{r.prefill_layout}|{r.decode_layout}"
+    return {
+        "id": r.row_id,
+        "backend": r.backend,
+        "version": r.version,
+        "model": r.model_path,
+        "system": r.system,
+        "mode": r.mode,
+        "layout": str(lay),
+        "isl": r.isl,
+        "osl": r.osl,
+        "concurrency": r.concurrency,
+        "measured_ttft_ms": round(r.ttft_ms, 3),
+        "predicted_ttft_ms": round(p.ttft_ms, 3),
+        "ttft_ape": round(p.ttft_ape, 2),
+        "measured_tpot_ms": round(r.tpot_ms, 4),
+        "predicted_tpot_ms": round(p.tpot_ms, 4),
+        "tpot_ape": round(p.tpot_ape, 2),
+    }
 
 
 def kv_dtype_for(row: MeasuredRow) -> str:
@@ -189,9 +215,11 @@ def run_accuracy(
     mode: str | None = None,
     predictor: Callable[[MeasuredRow], Prediction] = predict_row,
     rows: Iterable[MeasuredRow | tuple[int, str]] | None = None,
+    collect: list[Prediction] | None = None,
 ) -> dict:
-    """Predict every row of a measured file; JSON-able report with errors and skipped rows."""
-    preds: list[Prediction] = []
+    """Predict every row of a measured file; JSON-able report with errors and skipped rows.
+    `collect`, when given, receives every Prediction (for per-row output)."""
+    preds: list[Prediction] = [] if collect is None else collect
     skipped: dict[str, int] = defaultdict(int)
     examples: dict[str, str] = {}
     for item in rows if rows is not None else read_measured(path):
