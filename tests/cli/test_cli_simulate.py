@@ -60,6 +60,7 @@ def test_a_model_that_does_not_fit_says_by_how_much(capsys: pytest.CaptureFixtur
         ("poisson:rate=x,n=10", "bad number"),
         ("poisson:rate=1,n=10,foo=3", "unknown key"),
         ("no/such/trace.csv", "no such workload file"),
+        ("closed:c=0,n=10,isl=100,osl=10", "must be >= 1"),
     ],
 )
 def test_bad_workloads_get_one_line_errors(
@@ -70,6 +71,14 @@ def test_bad_workloads_get_one_line_errors(
         "--workload", workload,
     )  # fmt: skip
     assert rc != 0 and message in err and "Traceback" not in err
+
+
+def test_a_negative_duration_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = _run(
+        capsys, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1",
+        "--workload", "poisson:rate=2,n=10,isl=100,osl=10", "--duration", "-5",
+    )  # fmt: skip
+    assert rc != 0 and "duration must be a positive number" in err and "Traceback" not in err
 
 
 def test_trace_replay_and_a_malformed_line_named(

@@ -61,7 +61,7 @@ def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
     try:
         n = int(kw.pop("n", "1000"))
         rate = float(kw.pop("rate", "0") or 0)
-        conc = int(kw.pop("c", kw.pop("concurrency", "0")) or 0)
+        conc = int(kw.pop("c", kw.pop("concurrency", "1")))
     except ValueError as exc:
         raise InputError(f"bad number in workload spec {spec!r}: {exc}") from exc
     lengths = {"input": kw.pop("isl", kw.pop("input", "1024")), "output": "256"}
@@ -70,7 +70,9 @@ def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
         raise InputError(f"unknown key(s) {', '.join(kw)} in workload spec {spec!r}")
     wl = wlmod.synthesize(n=n, rate=rate or 1.0, **lengths)  # type: ignore[attr-defined]
     if m.group(1) == "closed":
-        return wl, Arrivals("closed", concurrency=conc or 1)
+        if conc < 1:
+            raise InputError(f"c (closed-loop clients) must be >= 1 in workload spec {spec!r}")
+        return wl, Arrivals("closed", concurrency=conc)
     return wl, Arrivals("poisson", rate=rate, duration_s=duration)
 
 

@@ -25,6 +25,14 @@ class Arrivals:
     think_s: float = 0.0
     duration_s: float | None = None
 
+    def __post_init__(self) -> None:
+        if self.duration_s is not None and not self.duration_s > 0:
+            raise ConfigError(
+                f"duration must be a positive number of seconds, not {self.duration_s}"
+            )
+        if self.think_s < 0:
+            raise ConfigError(f"think time must be >= 0 s, not {self.think_s}")
+
     def times(self, wl: Workload, seed: int) -> np.ndarray | None:
         """Arrival times for open-loop modes (None for closed loop)."""
         if self.mode == "closed":
