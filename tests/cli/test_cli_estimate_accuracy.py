@@ -136,3 +136,25 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = _run(capsys, "parallel", "--no-such-flag")
     assert rc == 2 and err.count("\n") == 1
     assert err.startswith("error: No such option: --no-such-flag")
+
+
+SIM = ("simulate", "--model", "llama-3.1-8b", "--gpu", "h100", "--deployment", "tp1")
+WL = ("--workload", "poisson:rate=2,n=10,isl=100,osl=10")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("parallel", "--model", "deepseek-v3", "--gpu", "h200", "--gpus", "0"), "--gpus"),
+        (("parallel", "--model", "deepseek-v3", "--gpu", "h200", "--context", "0"), "--context"),
+        (("ratio", "--isl", "100", "--osl", "10", "--tpot", "0"), "--tpot"),
+        ((*SIM, *WL, "--slo-ttft", "0"), "--slo-ttft"),
+        ((*SIM, *WL, "--chunk", "0"), "--chunk"),
+    ],
+)
+def test_out_of_range_numbers_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    rc, _, err = _run(capsys, *args)
+    assert rc != 0 and err.count("\n") == 1 and "internal error" not in err
+    assert message in err

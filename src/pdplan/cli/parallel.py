@@ -187,13 +187,13 @@ def _layout_row(spec: Any, g: Any, lay: Any, context: int, batch: int) -> dict[s
 def parallel_cmd(
     model: str = typer.Option(..., "--model", "-m", help="model name or config.json"),
     gpu: str = typer.Option(..., "--gpu", "-g", help="GPU name"),
-    gpus: int | None = typer.Option(None, "--gpus", "-n", help="GPUs per instance"),
-    context: int = typer.Option(8192, "--context", help="tokens of context per sequence"),
+    gpus: int | None = typer.Option(None, "--gpus", "-n", min=1, help="GPUs per instance"),
+    context: int = typer.Option(8192, "--context", min=1, help="tokens of context per sequence"),
     layout: str | None = typer.Option(None, "--layout", help="layout for the comm table"),
-    tokens: int | None = typer.Option(None, "--tokens", help="tokens per step (comm table)"),
-    batch: int = typer.Option(64, "--batch", help="decode batch to compare layouts at"),
-    microbatches: int = typer.Option(8, "--microbatches", help="PP micro-batches (bubble)"),
-    max_pp: int = typer.Option(8, "--max-pp", help="largest PP to list"),
+    tokens: int | None = typer.Option(None, "--tokens", min=1, help="tokens per step (comm table)"),
+    batch: int = typer.Option(64, "--batch", min=1, help="decode batch to compare layouts at"),
+    microbatches: int = typer.Option(8, "--microbatches", min=1, help="PP micro-batches (bubble)"),
+    max_pp: int = typer.Option(8, "--max-pp", min=1, help="largest PP to list"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """List valid layouts for N GPUs, their memory and speed, and the seed rule's pick."""

@@ -184,6 +184,8 @@ def ratio_cmd(
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
+    if not tpot > 0:
+        raise ConfigError(f"--tpot={tpot} must be a positive number of seconds")
     lens = _lengths(lengths, isl_dist)
     if lens is not None:
         isl = lens.mean if isl is None else isl

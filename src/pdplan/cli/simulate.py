@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from pdplan.errors import InputError
+from pdplan.errors import ConfigError, InputError
 from pdplan.sim import Arrivals, SimConfig, build_instances, parse_deployment, simulate
 
 from ._common import console, emit, kv_table
@@ -180,7 +180,7 @@ def register(app: typer.Typer) -> None:
         slo_ttft: float = typer.Option(2.0, "--slo-ttft", help="TTFT SLO, s"),
         slo_tpot: float = typer.Option(0.1, "--slo-tpot", help="TPOT SLO, s"),
         chunk: int = typer.Option(
-            None, "--chunk", help="agg chunked-prefill token budget (default: the engine's)"
+            None, "--chunk", min=1, help="agg chunked-prefill token budget (default: the engine's)"
         ),
         engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
         weight_dtype: str = typer.Option(
@@ -192,6 +192,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Simulate a deployment on a workload: tail TTFT / TPOT / ITL, SLO attainment, goodput."""
+        for flag, v in (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot)):
+            if not v > 0:
+                raise ConfigError(f"{flag}={v} must be a positive number of seconds")
         _run(
             model,
             gpu,

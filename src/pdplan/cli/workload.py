@@ -115,7 +115,9 @@ def inspect(
     mapping: str | None = typer.Option(None, "--map", help=_MAP_HELP),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="skip malformed rows, count them"),
     window: str | None = typer.Option(None, "--window", help="per-window stats: 15m, 1h, 90s"),
-    lru_blocks: int | None = typer.Option(None, "--lru-blocks", help="prefix cache capacity"),
+    lru_blocks: int | None = typer.Option(
+        None, "--lru-blocks", min=1, help="prefix cache capacity"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print JSON (stable keys)"),
     plot: str | None = typer.Option(None, "--plot", help="write histograms + rate as a PNG"),
 ) -> None:
