@@ -89,14 +89,21 @@ def load_rows(engine: str) -> list[tuple[MeasuredRow, object, object]]:
     return rows
 
 
+def _on_gpu(eff, r, g):  # type: ignore[no-untyped-def]
+    """`eff`'s fitted values on top of the engine's per-GPU defaults for the row's GPU (the
+    token budget by GPU memory, per-GPU blocks), as the product builds them."""
+    base = get_efficiency(r.backend, g.name, g.hbm_gib)
+    return replace(base, **{n: getattr(eff, n) for n in NAMES})
+
+
 def predict(rows, eff) -> np.ndarray:  # type: ignore[no-untyped-def]
     out = np.empty((len(rows), 2))
     if METHOD["name"] == "sim":
         from pdplan.plan.accuracy_sim import simulate_measured_row
 
-        for i, (r, _, _) in enumerate(rows):
+        for i, (r, _, g) in enumerate(rows):
             try:
-                p = simulate_measured_row(r, eff, str(METHOD["client"]))
+                p = simulate_measured_row(r, _on_gpu(eff, r, g), str(METHOD["client"]))
                 out[i] = (p.ttft_ms / r.ttft_ms, p.tpot_ms / r.tpot_ms)
             except Exception:
                 out[i] = (np.nan, np.nan)
@@ -105,7 +112,14 @@ def predict(rows, eff) -> np.ndarray:  # type: ignore[no-untyped-def]
         kvd = kv_dtype_for(r)
         try:
             cm = CostModel(
-                m, g, r.layout, r.backend, r.weight_dtype, kvd, moe_dtype=r.moe_dtype, eff=eff
+                m,
+                g,
+                r.layout,
+                r.backend,
+                r.weight_dtype,
+                kvd,
+                moe_dtype=r.moe_dtype,
+                eff=_on_gpu(eff, r, g),
             )
             mem = plan_memory(
                 m, g, r.layout, r.weight_dtype, kvd, moe_dtype=r.moe_dtype, context=r.isl + r.osl
