@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from pdplan.cli._common import emit
@@ -27,8 +29,6 @@ def accuracy_cmd(
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Median and p90 absolute percentage error of TTFT and TPOT, grouped by system/model/engine."""
-    from rich.table import Table
-
     from pdplan.plan.accuracy import run_accuracy, simulate_row
     from pdplan.plan.accuracy_sim import CLIENTS
 
@@ -42,34 +42,32 @@ def accuracy_cmd(
         rep["rows_file"] = rows_out
     rep["method"] = f"simulate ({client} client)" if simulate else "estimate"
 
-    def render(con) -> None:  # type: ignore[no-untyped-def]
-        for m in ("agg", "disagg"):
-            if m not in rep:
-                continue
-            t = Table(title=f"{m} rows: absolute % error ({rep['method']})")
-            t.add_column("group", no_wrap=True)
-            for c in ("rows", "TTFT med", "TTFT p90", "TPOT med", "TPOT p90"):
-                t.add_column(c, justify="right")
-            sec = rep[m]
-            groups = [("all", sec["overall"])]
-            for k in ("by_system", "by_backend", "by_model"):
-                groups += list(sec[k].items())
-            for name, s in groups:
-                a, b = s["ttft_ape"], s["tpot_ape"]
-                t.add_row(
-                    name,
-                    str(a["n"]),
-                    f"{a['median']:.1f}",
-                    f"{a['p90']:.1f}",
-                    f"{b['median']:.1f}",
-                    f"{b['p90']:.1f}",
-                )
-            con.print(t)
-        con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
-        for s in rep["skipped_reasons"]:
-            con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
+    emit(rep, as_json, lambda con: _render(rep, con))
 
-    emit(rep, as_json, render)
+
+def _render(rep: dict, con: Any) -> None:
+    """One table per mode (all rows, then by system, engine, model), then the skipped rows."""
+    from rich.table import Table
+
+    for m in ("agg", "disagg"):
+        if m not in rep:
+            continue
+        t = Table(title=f"{m} rows: absolute % error ({rep['method']})")
+        t.add_column("group", no_wrap=True)
+        for c in ("rows", "TTFT med", "TTFT p90", "TPOT med", "TPOT p90"):
+            t.add_column(c, justify="right")
+        sec = rep[m]
+        groups = [("all", sec["overall"])]
+        for k in ("by_system", "by_backend", "by_model"):
+            groups += list(sec[k].items())
+        for name, s in groups:
+            a, b = s["ttft_ape"], s["tpot_ape"]
+            cells = (a["median"], a["p90"], b["median"], b["p90"])
+            t.add_row(name, str(a["n"]), *(f"{v:.1f}" for v in cells))
+        con.print(t)
+    con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
+    for s in rep["skipped_reasons"]:
+        con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
 
 
 def _write_rows(path: str, preds: list) -> None:

@@ -100,6 +100,30 @@ def _instance(
     return spec, cm
 
 
+def _resolve_client(row: MeasuredRow, client: str) -> str:
+    """The CLIENTS key to drive `row` with ('auto': random for InferenceMAX rows, else fixed)."""
+    if client == "auto":
+        client = "random" if is_inferencemax(row) else "fixed"
+    if client not in CLIENTS:
+        raise ConfigError(f"unknown benchmark client {client!r}; known: auto, {', '.join(CLIENTS)}")
+    return client
+
+
+def _instances(row: MeasuredRow, eff: Efficiency | None) -> tuple[list[InstanceSpec], CostModel]:
+    """The row's deployment: one aggregated instance, or its prefill and decode workers."""
+    if row.mode == "agg":
+        spec, cm = _instance(row, "agg", "agg", eff)
+        return [spec], cm
+    if not row.prefill_workers or not row.decode_workers:
+        raise ConfigError(
+            "disaggregated row without prefill/decode worker counts or layouts: "
+            "the deployment is not specified"
+        )
+    p, cm = _instance(row, "prefill", "prefill", eff)
+    d, _ = _instance(row, "decode", "decode", eff)
+    return [p] * row.prefill_workers + [d] * row.decode_workers, cm
+
+
 def simulate_measured_row(
     row: MeasuredRow, eff: Efficiency | None = None, client: str = "fixed"
 ) -> Prediction:
@@ -109,24 +133,9 @@ def simulate_measured_row(
     conc = row.concurrency
     if not conc:
         raise ConfigError("row has no concurrency")
-    if client == "auto":  # the client InferenceMAX rows were measured with, else fixed
-        client = "random" if is_inferencemax(row) else "fixed"
-    if client not in CLIENTS:
-        raise ConfigError(f"unknown benchmark client {client!r}; known: auto, {', '.join(CLIENTS)}")
-    if row.mode == "agg":
-        spec, cm = _instance(row, "agg", "agg", eff)
-        instances = [spec]
-    else:
-        if not row.prefill_workers or not row.decode_workers:
-            raise ConfigError(
-                "disaggregated row without prefill/decode worker counts or layouts: "
-                "the deployment is not specified"
-            )
-        p, cm = _instance(row, "prefill", "prefill", eff)
-        d, _ = _instance(row, "decode", "decode", eff)
-        instances = [p] * row.prefill_workers + [d] * row.decode_workers
+    range_ratio, per_client = CLIENTS[_resolve_client(row, client)]
+    instances, cm = _instances(row, eff)
     model = get_model(row.model_path)
-    range_ratio, per_client = CLIENTS[client]
     rounds = max(1.0, per_client or cm.eff.bench_rounds)
     n = min(MAX_SIM_REQUESTS, max(conc + 1, math.ceil(rounds * conc)))
     out = simulate_closed_loop(
