@@ -177,3 +177,24 @@ def test_fp8_weights_stream_at_their_own_efficiency() -> None:
     assert 0.8 * read < extra < 1.1 * read
     assert step("bf16", 0.5) == step("bf16", 1.0)
     assert step("fp4", 0.5) == step("fp4", 1.0)
+
+
+def test_token_budget_is_per_dp_rank_where_each_rank_schedules() -> None:
+    m, g = get_model("deepseek-v3"), get_gpu("b200")
+    lay = Layout(dp=8, ep=8, moe_tp=1)
+    vllm = CostModel(m, g, lay, "vllm", "fp8", "fp8")
+    sgl = CostModel(m, g, lay, "sglang", "fp8", "fp8")
+    # vLLM: one scheduler (max_num_batched_tokens) per DP engine core -> 8 x the budget
+    assert vllm.step_token_budget == 8 * int(vllm.eff.prefill_chunk)
+    assert vllm.prompt_token_budget == int(vllm.eff.prefill_chunk)
+    # SGLang: --chunked-prefill-size is the instance's, each DP rank gets size // dp
+    assert sgl.step_token_budget == int(sgl.eff.prefill_chunk)
+    assert sgl.prompt_token_budget == int(sgl.eff.prefill_chunk) // 8
+    tp = CostModel(m, g, Layout(tp=8, ep=8, moe_tp=1), "vllm", "fp8", "fp8")
+    assert tp.step_token_budget == tp.prompt_token_budget == int(tp.eff.prefill_chunk)
+    # eight prompts of one rank's budget each fill one DP step; one longer prompt is chunked
+    chunk = vllm.prompt_token_budget
+    eight = vllm.prefill_time(chunk, 8)
+    assert eight == pytest.approx(vllm.step_time(BatchShape(8 * chunk, 8 * causal_pairs(chunk), 8)))
+    long1 = vllm.prefill_time(2 * chunk, 1)
+    assert long1 > vllm.step_time(BatchShape(2 * chunk, causal_pairs(2 * chunk), 1))

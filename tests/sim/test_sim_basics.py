@@ -210,3 +210,22 @@ def test_recv_interval_takes_arrivals_in_only_every_r_decode_steps(exact: bool) 
     assert ttft[10][0] == ttft[1][0] == pytest.approx(0.11)  # idle engine: taken in at once
     with pytest.raises(ConfigError, match="recv_interval"):
         InstanceSpec("agg", STEP, recv_interval=0)
+
+
+def test_prefill_instances_batch_up_to_their_step_models_token_budget() -> None:
+    from pdplan.catalog import get_gpu, get_model
+    from pdplan.parallel.layout import Layout
+    from pdplan.perf.costmodel import CostModel
+    from pdplan.sim import build_instances
+
+    m, g = get_model("deepseek-v3"), get_gpu("b200")
+
+    def make(role: str, lay: Layout) -> tuple[CostModel, int]:
+        return CostModel(m, g, lay, "vllm", "fp8", "fp8"), 100_000
+
+    insts = build_instances(parse_deployment("1P:dp8-ep8+1D:tp8-ep8"), make)
+    chunk = int(insts[1].step_model.eff.prefill_chunk)  # type: ignore[attr-defined]
+    assert [i.prefill_token_budget for i in insts] == [8 * chunk, chunk]
+    # an explicit budget wins
+    insts = build_instances(parse_deployment("1P:dp8-ep8+1D:tp8"), make, prefill_token_budget=64)
+    assert {i.prefill_token_budget for i in insts} == {64}

@@ -19,9 +19,9 @@ __all__ = ["register"]
 
 def _cost_model(
     model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
-) -> tuple[Any, float, float, int | None]:
-    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU, the
-    engine's chunked-prefill budget or None for prefill-first) from the catalog and the real
+) -> tuple[Any, float, float, bool]:
+    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU, whether
+    the engine chunks prompts into mixed batches) from the catalog and the real
     cost model; every layout is checked (e.g. TP must divide the attention heads) and must
     hold its weights (DoesNotFitError says by how much)."""
     from pdplan.catalog.gpus import get_gpu
@@ -41,8 +41,7 @@ def _cost_model(
         cm = CostModel(m, g, lay, engine, weight_dtype, kv_dtype)
         return cm, int(mem.kv_capacity_tokens)
 
-    chunk = int(eff.prefill_chunk) if eff.chunked else None
-    return make, float(m.kv_bytes_per_token(kv_dtype)), float(g.nic_bytes_per_s), chunk
+    return make, float(m.kv_bytes_per_token(kv_dtype)), float(g.nic_bytes_per_s), eff.chunked
 
 
 def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
@@ -95,8 +94,10 @@ def _run(
     kv_dtype: str = "bf16",
 ) -> None:
     pools = parse_deployment(deployment)
-    make, kvb, nic, engine_chunk = _cost_model(model, gpu, engine, weight_dtype, kv_dtype)
-    chunk_budget = (chunk or engine_chunk) if pools[0].role == "agg" else None
+    make, kvb, nic, chunked = _cost_model(model, gpu, engine, weight_dtype, kv_dtype)
+    chunk_budget = None  # agg with chunked prefill: --chunk, else the engine's (x DP ranks)
+    if pools[0].role == "agg" and (chunk or chunked):
+        chunk_budget = chunk or make("agg", pools[0].layout)[0].step_token_budget
     insts = build_instances(pools, make, chunk_budget=chunk_budget, nic_bytes_per_s=nic)
     cfg = SimConfig(
         instances=insts,
@@ -180,7 +181,10 @@ def register(app: typer.Typer) -> None:
         slo_ttft: float = typer.Option(2.0, "--slo-ttft", help="TTFT SLO, s"),
         slo_tpot: float = typer.Option(0.1, "--slo-tpot", help="TPOT SLO, s"),
         chunk: int = typer.Option(
-            None, "--chunk", min=1, help="agg chunked-prefill token budget (default: the engine's)"
+            None,
+            "--chunk",
+            min=1,
+            help="agg chunked-prefill token budget (default: the engine's, x DP ranks)",
         ),
         engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
         weight_dtype: str = typer.Option(

@@ -269,10 +269,27 @@ class CostModel:
         )
         return StepBreakdown(gemm, attn, moe, comm, self._lm_head(rows), overhead)
 
+    @property
+    def step_token_budget(self) -> int:
+        """Prompt tokens one iteration of the whole instance may take: the engine's token
+        budget, times dp where every attention-DP rank schedules its own batch
+        (eff.chunk_per_dp_rank: vLLM, TensorRT-LLM; SGLang splits one budget over the ranks)."""
+        c = int(self.eff.prefill_chunk)
+        return c * self.layout.dp if self.eff.chunk_per_dp_rank else c
+
+    @property
+    def prompt_token_budget(self) -> int:
+        """Most tokens of one prompt in one iteration: one rank's budget (a prompt is never
+        split across DP ranks)."""
+        c = int(self.eff.prefill_chunk)
+        return c if self.eff.chunk_per_dp_rank else max(1, c // self.layout.dp)
+
     def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:
         """Seconds to prefill `batch` prompts of `isl` new tokens each, in chunks of the
         engine's token budget (each chunk one iteration)."""
-        return chunked_prefill_time(self, int(self.eff.prefill_chunk), isl, batch, cached)
+        return chunked_prefill_time(
+            self, self.step_token_budget, isl, batch, cached, self.prompt_token_budget
+        )
 
     def decode_step(self, batch: int, ctx_per_seq: float) -> float:
         """Seconds of one decode iteration of `batch` sequences of mean context `ctx_per_seq`."""

@@ -38,6 +38,7 @@ class Efficiency:
     nic_eta: float = 0.85
     nic_alpha_s: float = 2e-5
     prefill_chunk: int = 8192
+    chunk_per_dp_rank: bool = True
     chunked: bool = True
     bench_rounds: float = 2.0
     ttft_overhead_s: float = 0.03

@@ -80,7 +80,7 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     iterations, of which a share f carries a prefill chunk."""
     batch = float(clients)
     for _ in range(3):  # the running decodes use part of each iteration's token budget
-        budget = max(1, int(cm.eff.prefill_chunk) - round(batch))
+        budget = max(1, cm.step_token_budget - round(batch))
         k, steps = _prefill_plan(isl, clients, budget)
         n_cohorts = math.ceil(clients / k)
         n_steps = max(osl - 1 + steps, n_cohorts * steps)
@@ -107,7 +107,7 @@ def _first_round(cm: CostModel, isl: int, clients: int, ctx: float) -> float:
     full-budget iterations, n = ceil(C * isl / budget); the decodes of already-prefilled
     requests ride along (C / 2 on average); prompt j's first token comes after the iteration
     holding its last token, so the mean is (n + 1) / 2 iterations."""
-    budget = max(1, int(cm.eff.prefill_chunk))
+    budget = max(1, cm.step_token_budget)
     total = clients * isl
     n_iter = math.ceil(total / budget)
     tokens = min(budget, total)
@@ -123,7 +123,7 @@ def _agg_prefill_first(
     prefill-only batches while decoding waits, then decode in lockstep and finish together,
     so the rounds stay synchronised. TTFT = mean completion time of the prefill batches;
     TPOT = t_dec(C) + (prefill time a request waits after its first token) / (osl - 1)."""
-    budget = max(1, int(cm.eff.prefill_chunk))
+    budget = max(1, cm.step_token_budget)
     per_batch = max(1, budget // isl) if isl < budget else 1
     done, clock, ttft_sum = 0, 0.0, 0.0
     while done < clients:
@@ -204,7 +204,7 @@ def estimate_disagg(
     """
     ctx = isl + osl / 2.0
     p1 = prefill.prefill_time(isl, 1)
-    budget = max(1, int(prefill.eff.prefill_chunk))
+    budget = max(1, prefill.step_token_budget)
     per_batch = max(1, budget // isl) if isl < budget else 1
     per_prefill = math.ceil(concurrency / max(1, n_prefill))
     first = prefill.prefill_time(isl, per_prefill) * (per_prefill + 1) / (2.0 * per_prefill)

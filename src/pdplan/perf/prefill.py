@@ -10,25 +10,33 @@ __all__ = ["chunked_prefill_time"]
 
 
 def chunked_prefill_time(
-    model: StepModel, budget: int, isl: int, batch: int = 1, cached: int = 0
+    model: StepModel,
+    budget: int,
+    isl: int,
+    batch: int = 1,
+    cached: int = 0,
+    prompt_budget: int | None = None,
 ) -> float:
     """Seconds to prefill `batch` prompts of `isl` new tokens (after `cached` reused ones),
-    each iteration taking at most `budget` tokens: short prompts share an iteration, a long
-    one runs in ceil(isl / budget) chunks, each attending to everything before it."""
+    each iteration taking at most `budget` tokens and at most `prompt_budget` (default
+    `budget`; one attention-DP rank's share) of any one prompt: short prompts share an
+    iteration, a long one runs in ceil(isl / prompt_budget) chunks, each attending to
+    everything before it."""
     budget = max(1, int(budget))
+    chunk = max(1, int(prompt_budget or budget))
     total_tokens = isl * batch
-    if total_tokens <= budget:
+    if total_tokens <= budget and isl <= chunk:
         pairs = batch * causal_pairs(isl, cached)
         return model.step_time(BatchShape(total_tokens, pairs, batch))
-    per_seq = max(1, budget // max(isl, 1))  # prompts per iteration when they fit whole
+    per_seq = max(1, budget // max(isl, 1)) if isl <= chunk else 1  # whole prompts per step
     t = 0.0
     done = 0
     while done < batch:
         n = min(per_seq, batch - done)
-        if isl <= budget:
+        if isl <= chunk:
             t += model.step_time(BatchShape(n * isl, n * causal_pairs(isl, cached), n))
         else:
-            t += _chunked_one(model, isl, cached, budget)
+            t += _chunked_one(model, isl, cached, chunk)
         done += n
     return t
 

@@ -83,14 +83,14 @@ def _instance(
         of_free=of_free,
     )
     eff = cm.eff
-    chunk = int(eff.prefill_chunk) if (eff.chunked and role == "agg") else None
+    chunk = cm.step_token_budget if (eff.chunked and role == "agg") else None
     spec = InstanceSpec(
         role=role,
         step_model=cm,
         max_batch=max(1, row.concurrency or 1),
         kv_capacity_tokens=mem.kv_capacity_tokens,
         chunk_budget=chunk,
-        prefill_token_budget=int(eff.prefill_chunk),
+        prefill_token_budget=cm.step_token_budget,
         gpus=lay.gpus,
         recv_interval=recv_interval(row) if role == "agg" else 1,
         nic_bytes_per_s=gpu.nic_bytes_per_s,

@@ -71,11 +71,15 @@ def build_instances(
 ) -> tuple[InstanceSpec, ...]:
     """Instances in pool order, packed onto nodes of gpus_per_node GPUs (an instance never
     straddles a node unless it is larger than one). make(role, layout) -> (step model, KV
-    capacity tokens). spec_kw go to every InstanceSpec (max_batch, chunk_budget, ...)."""
+    capacity tokens). spec_kw go to every InstanceSpec (max_batch, chunk_budget, ...); without a
+    prefill_token_budget there, a step model's step_token_budget (perf.CostModel) sets it."""
     out: list[InstanceSpec] = []
     node, used = 0, 0
     for pool in pools:
         model, cap = make(pool.role, pool.layout)
+        kw = dict(spec_kw)
+        if "prefill_token_budget" not in kw and hasattr(model, "step_token_budget"):
+            kw["prefill_token_budget"] = int(model.step_token_budget)  # the engine's, x DP
         g = pool.layout.gpus
         for k in range(pool.count):
             if used and used + g > gpus_per_node:
@@ -88,7 +92,7 @@ def build_instances(
                     node=node,
                     gpus=g,
                     name=f"{pool.role}{k}:{pool.layout}",
-                    **spec_kw,
+                    **kw,
                 )
             )  # type: ignore[arg-type]
             used += g
