@@ -198,3 +198,15 @@ def test_token_budget_is_per_dp_rank_where_each_rank_schedules() -> None:
     assert eight == pytest.approx(vllm.step_time(BatchShape(8 * chunk, 8 * causal_pairs(chunk), 8)))
     long1 = vllm.prefill_time(2 * chunk, 1)
     assert long1 > vllm.step_time(BatchShape(2 * chunk, causal_pairs(2 * chunk), 1))
+
+
+def test_per_sequence_host_work_runs_on_every_dp_rank_side_by_side() -> None:
+    m, g = get_model("deepseek-v3"), get_gpu("gb200")
+    dp = CostModel(m, g, Layout(dp=32, ep=32, moe_tp=1), "sglang", "fp4", "bf16")
+    tp = CostModel(m, g, Layout(tp=32, ep=32, moe_tp=1), "sglang", "fp4", "bf16")
+    shape = BatchShape(0, 0.0, 0, 8192, 8192 * 1500.0)
+    seq = dp.eff.seq_s
+    # 8192 running sequences: one scheduler holds them all under TP, 256 each under DP32
+    assert tp.breakdown(shape).overhead - tp._fixed_overhead == pytest.approx(seq * 8192)
+    assert dp.breakdown(shape).overhead - dp._fixed_overhead == pytest.approx(seq * 256)
+    assert dp.step_time(shape) == pytest.approx(dp.breakdown(shape).total)

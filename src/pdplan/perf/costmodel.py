@@ -132,13 +132,7 @@ class CostModel:
                 count * lc.attention_time(kind, co, m, lay, eff, hw, ashape)
                 for kind, count, co in self._attn
             )
-        return (
-            fixed
-            + attn
-            + self._lm_head(rows)
-            + self.eff.seq_s * rows
-            + self.eff.prompt_token_s * shape.prefill_tokens
-        )
+        return fixed + attn + self._lm_head(rows) + self._host_s(rows, ashape.prefill_tokens)
 
     def _dp_busiest(self, shape: BatchShape) -> BatchShape:
         """The attention-side shape, times dp, of the busiest DP-attention rank.
@@ -261,13 +255,18 @@ class CostModel:
             for kind, count, co in self._attn
         )
         rows = shape.decode_seqs + shape.prefill_seqs  # rows that need logits
-        # fixed per-step framework time + per-layer kernel latency + per-sequence CPU work
-        # (scheduler bookkeeping, sampling, detokenise) for every running sequence
-        # + per prompt token work that TP does not split (eff.prompt_token_s)
-        overhead = (
-            self._fixed_overhead + eff.seq_s * rows + eff.prompt_token_s * shape.prefill_tokens
-        )
+        # fixed per-step framework time + per-layer kernel latency + per-rank host work
+        overhead = self._fixed_overhead + self._host_s(rows, ashape.prefill_tokens)
         return StepBreakdown(gemm, attn, moe, comm, self._lm_head(rows), overhead)
+
+    def _host_s(self, rows: int, prompt_tokens: float) -> float:
+        """Per-sequence CPU work (scheduler bookkeeping, sampling, detokenise: eff.seq_s) and
+        per prompt token work that TP does not split (eff.prompt_token_s), on the busiest
+        attention-DP rank: every DP rank runs its own scheduler process (vLLM engine core,
+        SGLang DP worker, TensorRT-LLM executor), so the ranks do this work side by side.
+        `prompt_tokens` is the busiest-rank shape's (x dp, see _dp_busiest)."""
+        dp = self.layout.dp
+        return (self.eff.seq_s * rows + self.eff.prompt_token_s * prompt_tokens) / dp
 
     @property
     def step_token_budget(self) -> int:
