@@ -15,6 +15,7 @@ from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
+from pdplan.perf.dp import busiest_rank_shape, token_budgets
 from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
@@ -135,25 +136,7 @@ class CostModel:
         return fixed + attn + self._lm_head(rows) + self._host_s(rows, ashape.prefill_tokens)
 
     def _dp_busiest(self, shape: BatchShape) -> BatchShape:
-        """The attention-side shape, times dp, of the busiest DP-attention rank.
-
-        A prompt is not split across DP ranks (each rank owns whole requests), so of n
-        prefilling sequences the busiest rank holds ceil(n / dp), i.e. a share ceil(n/dp)/n of
-        the step's prompt tokens and causal pairs (equal lengths assumed) instead of 1/dp. The
-        costs divide the returned shape by dp, so its prefill part is scaled by
-        ceil(n/dp) * dp / n (1 when the prompts balance); decodes are taken as balanced.
-        """
-        n, dp = shape.prefill_seqs, self._dp_sync
-        f = -(-n // dp) * dp / n
-        if f == 1.0:
-            return shape
-        return BatchShape(
-            round(shape.prefill_tokens * f),
-            shape.prefill_pairs * f,
-            n,
-            shape.decode_seqs,
-            shape.decode_ctx,
-        )
+        return busiest_rank_shape(shape, self._dp_sync)
 
     def decode_affine(self, batch: int, ctx: float | None = None) -> tuple[float, float]:
         """(a, c) with step_time ~= a + c * decode_ctx for a pure-decode batch of `batch`.
@@ -270,18 +253,17 @@ class CostModel:
 
     @property
     def step_token_budget(self) -> int:
-        """Prompt tokens one iteration of the whole instance may take: the engine's token
-        budget, times dp where every attention-DP rank schedules its own batch
-        (eff.chunk_per_dp_rank: vLLM, TensorRT-LLM; SGLang splits one budget over the ranks)."""
-        c = int(self.eff.prefill_chunk)
-        return c * self.layout.dp if self.eff.chunk_per_dp_rank else c
+        """Prompt tokens one iteration of the whole instance may take (perf/dp.py)."""
+        return token_budgets(
+            int(self.eff.prefill_chunk), self.layout.dp, self.eff.chunk_per_dp_rank
+        )[0]
 
     @property
     def prompt_token_budget(self) -> int:
-        """Most tokens of one prompt in one iteration: one rank's budget (a prompt is never
-        split across DP ranks)."""
-        c = int(self.eff.prefill_chunk)
-        return c if self.eff.chunk_per_dp_rank else max(1, c // self.layout.dp)
+        """Most tokens of one prompt in one iteration: one DP rank's budget (perf/dp.py)."""
+        return token_budgets(
+            int(self.eff.prefill_chunk), self.layout.dp, self.eff.chunk_per_dp_rank
+        )[1]
 
     def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:
         """Seconds to prefill `batch` prompts of `isl` new tokens each, in chunks of the
