@@ -70,7 +70,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     cm_d = CostModel(spec, gpu, ld, engine=eng, kv_dtype=kvd)
     kv_cap = plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
     res = ratio_from_model(
-        cm_p.prefill_time, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
+        cm_p.prefill_request_s, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
         tpot=opts["tpot"], kv_capacity_tokens=kv_cap, prefill_gpus=lp.gpus,
         decode_gpus=ld.gpus, rho=opts["rho"], qps=opts["qps"],
         isl_lengths=None if lens is None else lens.lengths,

@@ -276,9 +276,18 @@ class CostModel:
         """Seconds of one decode iteration of `batch` sequences of mean context `ctx_per_seq`."""
         return self.step_time(BatchShape(decode_seqs=batch, decode_ctx=int(batch * ctx_per_seq)))
 
-    def prefill_tps_per_gpu(self, isl: int, batch: int = 1) -> float:
-        """Prefill throughput per GPU at prompt length `isl`, tokens/s."""
-        return batch * isl / self.prefill_time(isl, batch) / self.layout.gpus
+    def prefill_request_s(self, isl: int) -> float:
+        """Instance seconds per prompt of `isl` tokens when prompts keep it busy: each
+        attention-DP rank prefills its own prompt side by side, so dp prompts share a step
+        (prefill_time(isl, dp) / dp; prefill_time(isl) without DP)."""
+        dp = self.layout.dp
+        return self.prefill_time(isl, dp) / dp
+
+    def prefill_tps_per_gpu(self, isl: int, batch: int | None = None) -> float:
+        """Prefill throughput per GPU at prompt length `isl`, tokens/s (`batch` prompts at a
+        time; default one per attention-DP rank)."""
+        b = batch or self.layout.dp
+        return b * isl / self.prefill_time(isl, b) / self.layout.gpus
 
     def decode_tps_per_gpu(self, batch: int, ctx_per_seq: float) -> float:
         """Decode throughput per GPU, tokens/s: batch tokens per step / step time / GPUs."""

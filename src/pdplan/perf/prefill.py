@@ -28,15 +28,16 @@ def chunked_prefill_time(
     if total_tokens <= budget and isl <= chunk:
         pairs = batch * causal_pairs(isl, cached)
         return model.step_time(BatchShape(total_tokens, pairs, batch))
-    per_seq = max(1, budget // max(isl, 1)) if isl <= chunk else 1  # whole prompts per step
+    # whole prompts per step, or long prompts chunked side by side (one per DP rank's budget)
+    per_step = max(1, budget // max(isl, 1)) if isl <= chunk else max(1, budget // chunk)
     t = 0.0
     done = 0
     while done < batch:
-        n = min(per_seq, batch - done)
+        n = min(per_step, batch - done)
         if isl <= chunk:
             t += model.step_time(BatchShape(n * isl, n * causal_pairs(isl, cached), n))
         else:
-            t += _chunked_one(model, isl, cached, chunk)
+            t += _chunked(model, isl, cached, chunk, n)
         done += n
     return t
 
@@ -46,9 +47,10 @@ def _chunk_starts(isl: int, budget: int) -> tuple[int, ...]:
     return tuple(range(0, isl, budget))
 
 
-def _chunked_one(model: StepModel, isl: int, cached: int, budget: int) -> float:
+def _chunked(model: StepModel, isl: int, cached: int, budget: int, lanes: int = 1) -> float:
+    """`lanes` prompts of `isl` tokens, each cut into chunks of `budget`, advancing together."""
     t = 0.0
     for start in _chunk_starts(isl, budget):
         n = min(budget, isl - start)
-        t += model.step_time(BatchShape(n, causal_pairs(n, cached + start), 1))
+        t += model.step_time(BatchShape(lanes * n, lanes * causal_pairs(n, cached + start), lanes))
     return t
