@@ -73,6 +73,25 @@ def test_bad_workloads_get_one_line_errors(
     assert rc != 0 and message in err and "Traceback" not in err
 
 
+def test_engine_max_sequences_transfer_and_preemption_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1",
+            "--workload", "closed:c=300,n=900,isl=500,osl=50", "--json")  # fmt: skip
+    rc, out, _ = _run(capsys, *base)
+    free = json.loads(out)
+    rc2, out2, _ = _run(capsys, *base, "--max-batch", "100")
+    capped = json.loads(out2)
+    # vLLM on an 80 GB GPU runs up to 1024 sequences: 300 clients all run; capped at 100 they
+    # queue for a slot, and TTFT grows
+    assert rc == rc2 == 0
+    assert capped["ttft_s"]["p50"] > 2 * free["ttft_s"]["p50"]
+    rc, _, err = _run(capsys, *base, "--transfer", "teleport")
+    assert rc != 0 and "unknown transfer mode" in err
+    rc, _, err = _run(capsys, *base, "--preemption", "nope")
+    assert rc != 0 and "unknown preemption mode" in err
+
+
 def test_a_negative_duration_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = _run(
         capsys, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1",

@@ -212,7 +212,7 @@ def test_recv_interval_takes_arrivals_in_only_every_r_decode_steps(exact: bool) 
         InstanceSpec("agg", STEP, recv_interval=0)
 
 
-def test_prefill_instances_batch_up_to_their_step_models_token_budget() -> None:
+def test_instances_take_their_engines_token_budget_and_max_sequences() -> None:
     from pdplan.catalog import get_gpu, get_model
     from pdplan.parallel.layout import Layout
     from pdplan.perf.costmodel import CostModel
@@ -226,6 +226,8 @@ def test_prefill_instances_batch_up_to_their_step_models_token_budget() -> None:
     insts = build_instances(parse_deployment("1P:dp8-ep8+1D:tp8-ep8"), make)
     chunk = int(insts[1].step_model.eff.prefill_chunk)  # type: ignore[attr-defined]
     assert [i.prefill_token_budget for i in insts] == [8 * chunk, chunk]
+    seqs = int(insts[1].step_model.eff.max_seqs)  # type: ignore[attr-defined]
+    assert [i.max_batch for i in insts] == [8 * seqs, seqs]  # max_num_seqs per DP rank
     # an explicit budget wins
     insts = build_instances(parse_deployment("1P:dp8-ep8+1D:tp8"), make, prefill_token_budget=64)
     assert {i.prefill_token_budget for i in insts} == {64}

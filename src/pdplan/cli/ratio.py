@@ -72,7 +72,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     res = ratio_from_model(
         cm_p.prefill_request_s, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
         tpot=opts["tpot"], kv_capacity_tokens=kv_cap, prefill_gpus=lp.gpus,
-        decode_gpus=ld.gpus, rho=opts["rho"], qps=opts["qps"],
+        decode_gpus=ld.gpus, rho=opts["rho"], qps=opts["qps"], max_batch=cm_d.max_running,
         isl_lengths=None if lens is None else lens.lengths,
         isl_counts=None if lens is None else lens.counts,
     )  # fmt: skip

@@ -19,9 +19,9 @@ __all__ = ["register"]
 
 def _cost_model(
     model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
-) -> tuple[Any, float, float, bool]:
+) -> tuple[Any, float, float, bool, Any]:
     """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU, whether
-    the engine chunks prompts into mixed batches) from the catalog and the real
+    the engine chunks prompts into mixed batches, the ModelSpec) from the catalog and the real
     cost model; every layout is checked (e.g. TP must divide the attention heads) and must
     hold its weights (DoesNotFitError says by how much)."""
     from pdplan.catalog.gpus import get_gpu
@@ -41,7 +41,7 @@ def _cost_model(
         cm = CostModel(m, g, lay, engine, weight_dtype, kv_dtype)
         return cm, int(mem.kv_capacity_tokens)
 
-    return make, float(m.kv_bytes_per_token(kv_dtype)), float(g.nic_bytes_per_s), eff.chunked
+    return make, float(m.kv_bytes_per_token(kv_dtype)), float(g.nic_bytes_per_s), eff.chunked, m
 
 
 def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
@@ -75,47 +75,39 @@ def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
     return wl, Arrivals("poisson", rate=rate, duration_s=duration)
 
 
-def _run(
-    model: str,
-    gpu: str,
-    deployment: str,
-    workload: str,
-    duration: float | None,
-    routing: str,
-    exact: bool,
-    slo_ttft: float,
-    slo_tpot: float,
-    chunk: int | None,
-    requests_out: str | None,
-    trace_out: str | None,
-    as_json: bool,
-    engine: str = "vllm",
-    weight_dtype: str | None = None,
-    kv_dtype: str = "bf16",
-) -> None:
+def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
+    """Build the cluster from the catalog and cost model, simulate, write and show."""
     pools = parse_deployment(deployment)
-    make, kvb, nic, chunked = _cost_model(model, gpu, engine, weight_dtype, kv_dtype)
-    chunk_budget = None  # agg with chunked prefill: --chunk, else the engine's (x DP ranks)
-    if pools[0].role == "agg" and (chunk or chunked):
-        chunk_budget = chunk or make("agg", pools[0].layout)[0].step_token_budget
-    insts = build_instances(pools, make, chunk_budget=chunk_budget, nic_bytes_per_s=nic)
-    cfg = SimConfig(
-        instances=insts,
-        kv_bytes_per_token=kvb,
-        routing=routing,
-        exact=exact,
-        ttft_slo_s=slo_ttft,
-        tpot_slo_s=slo_tpot,
-        trace=trace_out is not None,
+    make, kvb, nic, chunked, spec = _cost_model(
+        model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
     )
-    wl, arrivals = _workload(workload, duration)
+    chunk_budget = None  # agg with chunked prefill: --chunk, else the engine's (x DP ranks)
+    if pools[0].role == "agg" and (o["chunk"] or chunked):
+        chunk_budget = o["chunk"] or make("agg", pools[0].layout)[0].step_token_budget
+    kw: dict[str, Any] = {"chunk_budget": chunk_budget, "nic_bytes_per_s": nic}
+    if o["max_batch"]:
+        kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
+    cfg = SimConfig(
+        instances=build_instances(pools, make, **kw),
+        kv_bytes_per_token=kvb,
+        kv_layers=spec.num_layers,
+        routing=o["routing"],
+        pairing=o["pairing"],
+        transfer_mode=o["transfer"],
+        preemption=o["preemption"],
+        exact=o["exact"],
+        ttft_slo_s=o["slo_ttft"],
+        tpot_slo_s=o["slo_tpot"],
+        trace=o["trace_out"] is not None,
+    )
+    wl, arrivals = _workload(workload, o["duration"])
     from rich.progress import Progress
 
-    with Progress(console=console, transient=True, disable=as_json) as bar:
+    with Progress(console=console, transient=True, disable=o["as_json"]) as bar:
         task = bar.add_task("simulating", total=len(wl))
         res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
-    _write(res, requests_out, trace_out)
-    _show(res.summary(), deployment, as_json)
+    _write(res, o["requests_out"], o["trace_out"])
+    _show(res.summary(), deployment, o["as_json"])
 
 
 def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
@@ -191,6 +183,20 @@ def register(app: typer.Typer) -> None:
             None, "--weight-dtype", help="bf16, fp8, fp4, int4 (default: the model's)"
         ),
         kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype: bf16, fp8"),
+        max_batch: int = typer.Option(
+            None,
+            "--max-batch",
+            min=1,
+            help="most running sequences per instance "
+            "(default: the engine's max_num_seqs / max_running_requests / max_batch_size, x DP)",
+        ),
+        pairing: str = typer.Option("least_tokens", "--pairing", help="P -> D pairing policy"),
+        transfer: str = typer.Option(
+            "after", "--transfer", help="KV transfer: after (prefill done) or layerwise"
+        ),
+        preemption: str = typer.Option(
+            "recompute", "--preemption", help="when KV runs out: recompute or swap"
+        ),
         requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         as_json: bool = typer.Option(False, "--json"),
@@ -199,21 +205,11 @@ def register(app: typer.Typer) -> None:
         for flag, v in (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot)):
             if not v > 0:
                 raise ConfigError(f"{flag}={v} must be a positive number of seconds")
-        _run(
-            model,
-            gpu,
-            deployment,
-            workload,
-            duration,
-            routing,
-            exact,
-            slo_ttft,
-            slo_tpot,
-            chunk,
-            requests_out,
-            trace_out,
-            as_json,
-            engine,
-            weight_dtype,
-            kv_dtype,
-        )
+        opts = {
+            "duration": duration, "routing": routing, "exact": exact, "slo_ttft": slo_ttft,
+            "slo_tpot": slo_tpot, "chunk": chunk, "requests_out": requests_out,
+            "trace_out": trace_out, "as_json": as_json, "engine": engine,
+            "weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "max_batch": max_batch,
+            "pairing": pairing, "transfer": transfer, "preemption": preemption,
+        }  # fmt: skip
+        _run(model, gpu, deployment, workload, opts)

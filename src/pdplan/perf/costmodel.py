@@ -15,7 +15,7 @@ from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
-from pdplan.perf.dp import busiest_rank_shape, token_budgets
+from pdplan.perf.dp import EngineLimits, busiest_rank_shape
 from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
@@ -41,7 +41,7 @@ class StepBreakdown:
         return self.gemm + self.attention + self.moe + self.comm + self.lm_head + self.overhead
 
 
-class CostModel:
+class CostModel(EngineLimits):
     """Step times of one instance. Implements the StepModel protocol (perf/step.py)."""
 
     def __init__(
@@ -250,20 +250,6 @@ class CostModel:
         `prompt_tokens` is the busiest-rank shape's (x dp, see _dp_busiest)."""
         dp = self.layout.dp
         return (self.eff.seq_s * rows + self.eff.prompt_token_s * prompt_tokens) / dp
-
-    @property
-    def step_token_budget(self) -> int:
-        """Prompt tokens one iteration of the whole instance may take (perf/dp.py)."""
-        return token_budgets(
-            int(self.eff.prefill_chunk), self.layout.dp, self.eff.chunk_per_dp_rank
-        )[0]
-
-    @property
-    def prompt_token_budget(self) -> int:
-        """Most tokens of one prompt in one iteration: one DP rank's budget (perf/dp.py)."""
-        return token_budgets(
-            int(self.eff.prefill_chunk), self.layout.dp, self.eff.chunk_per_dp_rank
-        )[1]
 
     def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:
         """Seconds to prefill `batch` prompts of `isl` new tokens each, in chunks of the

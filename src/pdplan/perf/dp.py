@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pdplan.perf.step import BatchShape
 
-__all__ = ["busiest_rank_shape", "token_budgets"]
+if TYPE_CHECKING:
+    from pdplan.parallel.layout import Layout
+    from pdplan.perf.efficiency import Efficiency
+
+__all__ = ["EngineLimits", "busiest_rank_shape", "token_budgets"]
 
 
 def busiest_rank_shape(shape: BatchShape, dp: int) -> BatchShape:
@@ -42,3 +48,31 @@ def token_budgets(chunk: int, dp: int, per_rank: bool) -> tuple[int, int]:
     if per_rank:
         return chunk * dp, chunk
     return chunk, max(1, chunk // dp)
+
+
+class EngineLimits:
+    """An engine's scheduler limits over an instance's attention-DP ranks (mixed into
+    perf.CostModel, which sets `eff` and `layout`)."""
+
+    eff: Efficiency
+    layout: Layout
+
+    @property
+    def step_token_budget(self) -> int:
+        """Prompt tokens one iteration of the whole instance may take (token_budgets)."""
+        return token_budgets(
+            int(self.eff.prefill_chunk), self.layout.dp, self.eff.chunk_per_dp_rank
+        )[0]
+
+    @property
+    def prompt_token_budget(self) -> int:
+        """Most tokens of one prompt in one iteration: one DP rank's budget (token_budgets)."""
+        return token_budgets(
+            int(self.eff.prefill_chunk), self.layout.dp, self.eff.chunk_per_dp_rank
+        )[1]
+
+    @property
+    def max_running(self) -> int:
+        """Most sequences the instance runs at once: eff.max_seqs per attention-DP rank (each
+        rank's scheduler has its own limit)."""
+        return int(self.eff.max_seqs) * self.layout.dp

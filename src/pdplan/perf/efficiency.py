@@ -39,6 +39,7 @@ class Efficiency:
     nic_alpha_s: float = 2e-5
     prefill_chunk: int = 8192
     chunk_per_dp_rank: bool = True
+    max_seqs: int = 1024
     chunked: bool = True
     bench_rounds: float = 2.0
     ttft_overhead_s: float = 0.03
@@ -71,9 +72,9 @@ def get_efficiency(
 ) -> Efficiency:
     """Efficiency for `engine` (vllm, sglang, trtllm), with per-GPU overrides when present.
 
-    With the GPU's memory `hbm_gib` known, an engine's `prefill_chunk_by_hbm_gib` table
-    ([[below_gib, tokens], ..., [null, tokens]]: the first row whose bound exceeds the memory)
-    sets the token budget the engine picks by default on that GPU."""
+    With the GPU's memory `hbm_gib` known, an engine's `<field>_by_hbm_gib` tables
+    ([[below_gib, value], ..., [null, value]]: the first row whose bound exceeds the memory)
+    set the defaults the engine picks by GPU memory (token budget, max sequences)."""
     eng = engine.lower()
     if eng not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
@@ -81,13 +82,16 @@ def get_efficiency(
     eff = Efficiency().with_(**tab.get("default", {}))
     spec = dict(tab.get("engines", {}).get(eng, {}) or {})
     per_gpu = spec.pop("gpus", {}) or {}
-    by_mem = spec.pop("prefill_chunk_by_hbm_gib", None) or []
+    by_mem = {
+        k[: -len("_by_hbm_gib")]: spec.pop(k) for k in list(spec) if k.endswith("_by_hbm_gib")
+    }
     eff = eff.with_(**spec)
     if hbm_gib is not None:
-        for below, tokens in by_mem:
-            if below is None or hbm_gib < float(below):
-                eff = eff.with_(prefill_chunk=tokens)
-                break
+        for name, table in by_mem.items():
+            for below, value in table or []:
+                if below is None or hbm_gib < float(below):
+                    eff = eff.with_(**{name: value})
+                    break
     if gpu and gpu in per_gpu:
         eff = eff.with_(**per_gpu[gpu])
     return eff

@@ -72,7 +72,8 @@ def build_instances(
     """Instances in pool order, packed onto nodes of gpus_per_node GPUs (an instance never
     straddles a node unless it is larger than one). make(role, layout) -> (step model, KV
     capacity tokens). spec_kw go to every InstanceSpec (max_batch, chunk_budget, ...); without a
-    prefill_token_budget there, a step model's step_token_budget (perf.CostModel) sets it."""
+    prefill_token_budget / max_batch there, a step model's step_token_budget / max_running
+    (perf.CostModel: the engine's defaults, per attention-DP rank) set them."""
     out: list[InstanceSpec] = []
     node, used = 0, 0
     for pool in pools:
@@ -80,6 +81,8 @@ def build_instances(
         kw = dict(spec_kw)
         if "prefill_token_budget" not in kw and hasattr(model, "step_token_budget"):
             kw["prefill_token_budget"] = int(model.step_token_budget)  # the engine's, x DP
+        if "max_batch" not in kw and hasattr(model, "max_running"):
+            kw["max_batch"] = int(model.max_running)  # the engine's max sequences, x DP
         g = pool.layout.gpus
         for k in range(pool.count):
             if used and used + g > gpus_per_node:
