@@ -52,6 +52,37 @@ def test_md1_mean_wait_matches_pollaczek_khinchine() -> None:
     assert float(np.mean(res.metric("queue"))) == pytest.approx(wq, rel=0.03)
 
 
+def test_instance_mean_queue_is_time_averaged_md1_lq() -> None:
+    # the M/D/1 prefill instance above: Lq = lambda * Wq = 5 * 0.05 = 0.25 requests waiting on
+    # average over time; utilisation = rho = 0.5 (a queue sampled only when the instance has
+    # work would read high)
+    p = InstanceSpec("prefill", LinearStepModel(base_s=0.0, per_token_s=1e-3), max_batch=1)
+    d = InstanceSpec("decode", LinearStepModel(base_s=1e-4), max_batch=1024)
+    n = 40_000
+    from pdplan.workload.core import Workload
+
+    wl = Workload(np.full(n, 100, np.int32), np.full(n, 1, np.int32))
+    res = simulate(
+        SimConfig(instances=(p, d), kv_bytes_per_token=1.0), wl, Arrivals("poisson", rate=5.0)
+    )
+    pre = res.summary()["instances"][0]
+    assert pre["utilisation"] == pytest.approx(0.5, rel=0.03)
+    assert pre["mean_queue"] == pytest.approx(0.25, rel=0.05)
+    assert pre["mean_running"] == 0.0
+
+
+def test_instance_time_averages_sum_to_littles_l() -> None:
+    # aggregated instances: every request in the system is waiting, prefilling or decoding on
+    # one instance, so the per-instance averages plus the prefilling share add up to L
+    wl = lengths_workload(3000, seed=5)
+    res = simulate(SimConfig(instances=aggs(3)), wl, Arrivals("poisson", rate=12))
+    c = res.columns
+    end = float(np.nanmax(c["finish"]))
+    prefilling = float(np.nansum(c["first"] - c["pf_start"])) / end
+    per_inst = sum(i["mean_queue"] + i["mean_running"] for i in res.summary()["instances"])
+    assert per_inst + prefilling == pytest.approx(res.little_l, rel=1e-6)
+
+
 def test_same_seed_same_result_other_seed_differs() -> None:
     wl = lengths_workload(1500)
     cfg = SimConfig(instances=xpyd(2, 2), routing="p2c", seed=7)

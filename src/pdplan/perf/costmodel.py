@@ -65,17 +65,7 @@ class CostModel(EngineLimits):
         domain = scaleup_domain or gpu.scaleup_domain
         self._links = lc.Links.for_gpu(gpu, self.eff, domain)
         self._classes = lc.layer_classes(model)
-        self._hw = lc.Hardware(
-            gemm_flops=gpu.tflops(_compute_dtype(self.weight_dtype)) * 1e12,
-            moe_flops=gpu.tflops(_compute_dtype(self.moe_dtype)) * 1e12,
-            attn_flops=gpu.bf16_tflops * 1e12,
-            hbm=gpu.hbm_bytes_per_s,
-            # FP8 weights stream at fp8_stream_eta of the usual rate: counted as more bytes
-            wb=dtype_bytes(self.weight_dtype) / self._stream_eta(self.weight_dtype),
-            mb=dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype),
-            kvb=dtype_bytes(kv_dtype),
-            fp8_flops=gpu.tflops("fp8") * 1e12,
-        )
+        self._hw = self._hardware()
         self._decode_cache: dict[int, tuple[float, float]] = {}
         self._token_cache: dict[int, tuple[float, float, float]] = {}
         self._lm_cache: dict[int, float] = {}
@@ -100,6 +90,21 @@ class CostModel(EngineLimits):
         self._fixed_overhead = self.eff.step_s + self.eff.kernel_s * kernels * model.num_layers
         self._fixed_cache: dict[int, float] = {}
         self._pp = layout.pp
+
+    def _hardware(self) -> lc.Hardware:
+        """Peak rates (FLOP/s, bytes/s) and bytes per element this instance's kernels run at."""
+        gpu = self.gpu
+        return lc.Hardware(
+            gemm_flops=gpu.tflops(_compute_dtype(self.weight_dtype)) * 1e12,
+            moe_flops=gpu.tflops(_compute_dtype(self.moe_dtype)) * 1e12,
+            attn_flops=gpu.bf16_tflops * 1e12,
+            hbm=gpu.hbm_bytes_per_s,
+            # FP8 weights stream at fp8_stream_eta of the usual rate: counted as more bytes
+            wb=dtype_bytes(self.weight_dtype) / self._stream_eta(self.weight_dtype),
+            mb=dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype),
+            kvb=dtype_bytes(self.kv_dtype),
+            fp8_flops=gpu.tflops("fp8") * 1e12,
+        )
 
     def _stream_eta(self, dtype: str) -> float:
         """Weight-streaming efficiency of `dtype`'s GEMMs relative to eff.mem_eta."""

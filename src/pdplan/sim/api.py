@@ -41,7 +41,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         drop_reasons=dict(sim.drop_reasons),
         preemptions=sim.preemptions,
         little_l=sim.area / total,
-        instances=[_inst_stats(i, total) for i in sim.inst],
+        instances=[_inst_stats(i, total, cols) for i in sim.inst],
         events=sim.loop.events_run,
         slo=(sim.cfg.ttft_slo_s, sim.cfg.tpot_slo_s),
         warmup=warmup,
@@ -50,19 +50,39 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     )
 
 
-def _inst_stats(inst: Any, total: float) -> dict[str, Any]:
+def _inst_stats(inst: Any, total: float, cols: dict[str, np.ndarray]) -> dict[str, Any]:
     s = np.array(inst.samples, dtype=np.float64).reshape(-1, 4)  # (t, queued, running, kv)
+    waiting, decoding = _time_averages(cols, inst.idx, total)
     return {
         "index": inst.idx,
         "name": inst.spec.name,
         "role": inst.role,
         "utilisation": inst.busy_s / total,
-        "mean_queue": float(s[:, 1].mean()) if len(s) else 0.0,
-        "max_queue": int(s[:, 1].max()) if len(s) else 0,
-        "mean_running": float(s[:, 2].mean()) if len(s) else 0.0,
+        "mean_queue": waiting,
+        "max_queue": int(s[:, 1].max()) if len(s) else 0,  # largest sampled
+        "mean_running": decoding,
         "prefix_hit_blocks": inst.cache.hits if inst.cache is not None else 0,
         "timeline": s,
     }
+
+
+def _time_averages(cols: dict[str, np.ndarray], idx: int, total: float) -> tuple[float, float]:
+    """Time-averaged (waiting, decoding) request counts on instance `idx` over [0, total], by
+    Little's law: L = (sum of the times requests spent in the state there) / total. Waiting:
+    arrival -> prefill start on a prefill / aggregated instance, KV arrival -> first token on a
+    decode instance; decoding: first token -> finish. A state still open at the end counts
+    up to `total`; requests never issued (NaN arrival) count nothing."""
+
+    def span(a: np.ndarray, b: np.ndarray) -> float:
+        ok = np.isfinite(a)
+        return float(np.clip(np.where(np.isfinite(b), b, total)[ok] - a[ok], 0.0, None).sum())
+
+    on_p, on_d = cols["p_inst"] == idx, cols["d_inst"] == idx
+    kv_in = cols["pf_end"] + np.nan_to_num(cols["xfer_s"])  # KV on the decode instance
+    wait = span(cols["arrival"][on_p], cols["pf_start"][on_p])
+    wait += span(kv_in[on_d], cols["first"][on_d])
+    dec = on_d | (on_p & (cols["d_inst"] < 0))
+    return wait / total, span(cols["first"][dec], cols["finish"][dec]) / total
 
 
 def simulate(
