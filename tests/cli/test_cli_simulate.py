@@ -115,3 +115,40 @@ def test_trace_replay_and_a_malformed_line_named(
     trace.write_text("\n".join([*lines[:5], "2023-11-16 18:16:00.0,abc,5", *lines[5:]]) + "\n")
     rc, _, err = _run(capsys, *base, "--workload", str(trace))
     assert rc != 0 and "azure.csv:6: non-numeric length" in err and "Traceback" not in err
+
+
+def test_pools_on_their_own_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    def p50_ttft(deployment: str) -> tuple[float, list[str]]:
+        rc, out, err = _run(
+            capsys, "--model", "llama-3.1-70b", "--gpu", "h200-sxm", "--deployment", deployment,
+            "--workload", "poisson:rate=5,n=600,isl=2000,osl=64", "--json",
+        )  # fmt: skip
+        assert rc == 0, err
+        s = json.loads(out)
+        return s["ttft_s"]["p50"], [i["name"] for i in s["instances"]]
+
+    h100, names = p50_ttft("2P:tp4@h100-sxm+1D:tp4")
+    b200, _ = p50_ttft("2P:tp4@b200-sxm+1D:tp4")
+    assert names == ["prefill0:tp4@h100-sxm", "prefill1:tp4@h100-sxm", "decode0:tp4"]
+    assert b200 < 0.8 * h100  # the same prompts prefill faster on B200 than on H100
+    _, names = p50_ttft("tp4x2@h100-sxm+tp8@b200-sxm")
+    assert names == ["agg0:tp4@h100-sxm", "agg1:tp4@h100-sxm", "agg2:tp8@b200-sxm"]
+
+
+@pytest.mark.parametrize(
+    ("deployment", "message"),
+    [
+        ("2P:tp4@h1000+1D:tp4", "unknown GPU 'h1000'"),
+        ("2P:tp4@+1D:tp4", "expected a GPU name after '@'"),
+        ("tp4+1D:tp4", "mixes aggregated pools with P / D pools"),
+        ("1P:tp1@l40s+1D:tp4", "short by"),  # 70B BF16 on one 48 GB L40S
+    ],
+)
+def test_bad_pool_gpus_are_one_line_errors(
+    capsys: pytest.CaptureFixture[str], deployment: str, message: str
+) -> None:
+    rc, _, err = _run(
+        capsys, "--model", "llama-3.1-70b", "--gpu", "h200-sxm", "--deployment", deployment,
+        "--workload", "poisson:rate=1,n=10,isl=256,osl=16",
+    )  # fmt: skip
+    assert rc != 0 and message in err and "Traceback" not in err

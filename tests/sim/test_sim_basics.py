@@ -149,6 +149,28 @@ def test_deployment_parsing() -> None:
         parse_deployment("4P:tp4")
     with pytest.raises(ConfigError, match="cannot read pool"):
         parse_deployment("4Q:tp4+2D:tp8")
+    pools = parse_deployment("4P:tp4@H100-SXM+8D:tp8")
+    assert [(p.role, p.gpu) for p in pools] == [("prefill", "h100-sxm"), ("decode", None)]
+    pools = parse_deployment("tp4x2@h100+agg:tp8@b200")
+    assert [(p.role, p.count, p.gpu) for p in pools] == [("agg", 2, "h100"), ("agg", 1, "b200")]
+
+
+def test_pools_on_other_hardware_start_a_new_node_with_its_links() -> None:
+    from pdplan.parallel.layout import Layout
+    from pdplan.sim import build_instances
+
+    step = LinearStepModel(base_s=0.01)
+
+    def make(role: str, lay: Layout, gpu: str | None) -> tuple[LinearStepModel, int]:
+        return step, 1000
+
+    def links(gpu: str | None) -> dict[str, float]:
+        return {"nic_bytes_per_s": 1.0 if gpu else 2.0, "gpus_per_node": 4 if gpu else 8}
+
+    insts = build_instances(parse_deployment("2P:tp2+3D:tp2@x"), make, links=links)
+    assert [i.node for i in insts] == [0, 0, 1, 1, 2]  # 8-GPU node, then 4-GPU nodes of x
+    assert [i.nic_bytes_per_s for i in insts] == [2.0, 2.0, 1.0, 1.0, 1.0]
+    assert [i.name for i in insts][-1] == "decode2:tp2@x"
 
 
 def test_closed_loop_range_ratio_draws_lengths_like_the_benchmark_client() -> None:
@@ -220,7 +242,7 @@ def test_instances_take_their_engines_token_budget_and_max_sequences() -> None:
 
     m, g = get_model("deepseek-v3"), get_gpu("b200")
 
-    def make(role: str, lay: Layout) -> tuple[CostModel, int]:
+    def make(role: str, lay: Layout, gpu: str | None = None) -> tuple[CostModel, int]:
         return CostModel(m, g, lay, "vllm", "fp8", "fp8"), 100_000
 
     insts = build_instances(parse_deployment("1P:dp8-ep8+1D:tp8-ep8"), make)
@@ -231,3 +253,17 @@ def test_instances_take_their_engines_token_budget_and_max_sequences() -> None:
     # an explicit budget wins
     insts = build_instances(parse_deployment("1P:dp8-ep8+1D:tp8"), make, prefill_token_budget=64)
     assert {i.prefill_token_budget for i in insts} == {64}
+    # a chunking engine's aggregated pools chunk at its budget; P / D pools and --chunk do not
+    (agg,) = build_instances(parse_deployment("tp8"), make, chunked=True)
+    assert agg.chunk_budget == chunk
+    assert build_instances(parse_deployment("tp8"), make)[0].chunk_budget is None
+    assert (
+        build_instances(parse_deployment("tp8"), make, chunked=True, chunk_budget=512)[
+            0
+        ].chunk_budget
+        == 512
+    )
+    assert all(
+        i.chunk_budget is None
+        for i in build_instances(parse_deployment("1P:tp8+1D:tp8"), make, chunked=True)
+    )

@@ -19,11 +19,14 @@ __all__ = ["register"]
 
 def _cost_model(
     model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
-) -> tuple[Any, float, float, bool, Any]:
-    """(make(role, layout) -> (StepModel, KV tokens), KV bytes/token, NIC B/s per GPU, whether
-    the engine chunks prompts into mixed batches, the ModelSpec) from the catalog and the real
-    cost model; every layout is checked (e.g. TP must divide the attention heads) and must
-    hold its weights (DoesNotFitError says by how much)."""
+) -> tuple[Any, Any, float, bool, Any]:
+    """(make(role, layout, gpu) -> (StepModel, KV tokens), links(gpu) -> the GPU's link speeds
+    and NVLink domain, KV bytes/token, whether the engine chunks prompts into mixed batches,
+    the ModelSpec) from the catalog and the real cost model. `gpu` is the default; a pool may
+    name its own ('4P:tp4@h100'). Every layout is checked on its GPU (e.g. TP must divide the
+    attention heads) and must hold its weights (DoesNotFitError says by how much)."""
+    from functools import cache
+
     from pdplan.catalog.gpus import get_gpu
     from pdplan.catalog.models import get_model
     from pdplan.perf.costmodel import CostModel
@@ -31,17 +34,30 @@ def _cost_model(
     from pdplan.perf.memory import engine_kv_memory, plan_memory
     from pdplan.plan.steady import valid_layout
 
-    m, g = get_model(model), get_gpu(gpu)
+    m = get_model(model)
+    hw = cache(lambda name: get_gpu(name or gpu))
+    g = hw(None)
     eff = get_efficiency(engine, g.name, g.hbm_gib)  # the engine's defaults on this GPU
 
-    def make(role: str, layout: Any) -> tuple[Any, int]:
-        lay = valid_layout(m, g, layout)
+    def make(role: str, layout: Any, on: str | None = None) -> tuple[Any, int]:
+        gpu_spec = hw(on)
+        lay = valid_layout(m, gpu_spec, layout)
         frac, of_free = engine_kv_memory(engine)
-        mem = plan_memory(m, g, lay, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free)
-        cm = CostModel(m, g, lay, engine, weight_dtype, kv_dtype)
+        mem = plan_memory(
+            m, gpu_spec, lay, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free
+        )
+        cm = CostModel(m, gpu_spec, lay, engine, weight_dtype, kv_dtype)
         return cm, int(mem.kv_capacity_tokens)
 
-    return make, float(m.kv_bytes_per_token(kv_dtype)), float(g.nic_bytes_per_s), eff.chunked, m
+    def links(on: str | None) -> dict[str, float]:
+        s = hw(on)  # KV moves over NVLink inside one scale-up domain, else over the NICs
+        return {
+            "nic_bytes_per_s": s.nic_bytes_per_s,
+            "nvlink_bytes_per_s": s.scaleup_bytes_per_s,
+            "gpus_per_node": s.scaleup_domain,
+        }
+
+    return make, links, float(m.kv_bytes_per_token(kv_dtype)), eff.chunked, m
 
 
 def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
@@ -78,17 +94,16 @@ def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
     """Build the cluster from the catalog and cost model, simulate, write and show."""
     pools = parse_deployment(deployment)
-    make, kvb, nic, chunked, spec = _cost_model(
+    make, links, kvb, chunked, spec = _cost_model(
         model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
     )
-    chunk_budget = None  # agg with chunked prefill: --chunk, else the engine's (x DP ranks)
-    if pools[0].role == "agg" and (o["chunk"] or chunked):
-        chunk_budget = o["chunk"] or make("agg", pools[0].layout)[0].step_token_budget
-    kw: dict[str, Any] = {"chunk_budget": chunk_budget, "nic_bytes_per_s": nic}
+    kw: dict[str, Any] = {}
+    if o["chunk"]:
+        kw["chunk_budget"] = o["chunk"]  # else agg pools chunk at the engine's budget (x DP)
     if o["max_batch"]:
         kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
     cfg = SimConfig(
-        instances=build_instances(pools, make, **kw),
+        instances=build_instances(pools, make, links=links, chunked=chunked, **kw),
         kv_bytes_per_token=kvb,
         kv_layers=spec.num_layers,
         routing=o["routing"],
@@ -160,9 +175,14 @@ def register(app: typer.Typer) -> None:
     @app.command("simulate")
     def simulate_cmd(
         model: str = typer.Option(..., "--model", help="model name from the catalog"),
-        gpu: str = typer.Option(..., "--gpu", help="GPU name from the catalog"),
+        gpu: str = typer.Option(
+            ..., "--gpu", help="GPU name from the catalog (a pool may name its own: '4P:tp4@h100')"
+        ),
         deployment: str = typer.Option(
-            ..., "--deployment", help="'tp4x2' (agg) or '4P:tp4+8D:tp8' (xPyD)"
+            ...,
+            "--deployment",
+            help="'tp4x2' (agg) or '4P:tp4+8D:tp8' (xPyD); '@GPU' puts a pool on another GPU "
+            "('4P:tp4@h100+8D:tp8@h200', 'tp4x2@h100+tp8@b200')",
         ),
         workload: str = typer.Option(
             ..., "--workload", help="trace FILE or 'poisson:rate=10,n=5000,isl=..,osl=..'"

@@ -1,9 +1,10 @@
-"""Deployment strings -> instance specs: "tp4x2" (aggregated) or "4P:tp4+8D:tp8" (xPyD)."""
+"""Deployment strings -> instance specs: "tp4x2" (aggregated) or "4P:tp4+8D:tp8" (xPyD), each
+pool optionally on its own GPU type ("4P:tp4@h100+8D:tp8@h200", "tp4x2@h100+tp8@b200")."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pdplan.errors import ConfigError
@@ -16,38 +17,51 @@ __all__ = ["Pool", "build_instances", "parse_deployment"]
 
 @dataclass(frozen=True)
 class Pool:
-    """`count` instances of one role and layout."""
+    """`count` instances of one role and layout, on `gpu` (a catalog name; None = the
+    deployment's default GPU)."""
 
     role: str
     count: int
     layout: Layout
+    gpu: str | None = None
 
 
 def parse_deployment(text: str) -> list[Pool]:
     """'tp4x2' / 'agg:tp4x2' -> 2 aggregated tp4 instances; '4P:tp4+8D:tp8' or
-    '4p:tp4,8d:tp8-pp2' -> 4 prefill tp4 + 8 decode tp8 instances."""
+    '4p:tp4,8d:tp8-pp2' -> 4 prefill tp4 + 8 decode tp8 instances. A pool may end in '@GPU'
+    ('4P:tp4@h100+8D:tp8@h200'); aggregated pools may be several ('tp4x2@h100+tp8@b200')."""
     s = text.strip().lower()
     if not s:
         raise ConfigError("empty deployment; expected e.g. 'tp4x2' or '4P:tp4+8D:tp8'")
-    parts = [p for p in re.split(r"[+,\s]+", s) if p]
-    if len(parts) == 1 and not re.match(r"^\d+[pd]:", parts[0]):
-        body = parts[0].removeprefix("agg:")
-        m = re.fullmatch(r"(.+?)x(\d+)", body)
-        layout, n = (m.group(1), int(m.group(2))) if m else (body, 1)
-        return [Pool("agg", _count(n, text), _layout(layout, text))]
-    pools = []
-    for p in parts:
-        m = re.fullmatch(r"(\d+)([pd]):(.+)", p)
-        if not m:
-            raise ConfigError(
-                f"cannot read pool {p!r} in deployment {text!r}; use e.g. '4P:tp4+8D:tp8'"
-            )
-        role = "prefill" if m.group(2) == "p" else "decode"
-        pools.append(Pool(role, _count(int(m.group(1)), text), _layout(m.group(3), text)))
+    pools = [_pool(p, text) for p in re.split(r"[+,\s]+", s) if p]
     roles = {p.role for p in pools}
-    if roles != {"prefill", "decode"}:
+    if "agg" in roles and len(roles) > 1:
+        raise ConfigError(
+            f"deployment {text!r} mixes aggregated pools with P / D pools; use either "
+            "'tp4x2' pools or '4P:tp4+8D:tp8'"
+        )
+    if "agg" not in roles and roles != {"prefill", "decode"}:
         raise ConfigError(f"deployment {text!r} needs both a P pool and a D pool")
     return pools
+
+
+def _pool(part: str, text: str) -> Pool:
+    """One pool: 'NP:layout' / 'ND:layout' / '[agg:]layout[xN]', then an optional '@gpu'."""
+    body, at, gpu = part.partition("@")
+    if at and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", gpu):
+        raise ConfigError(f"pool {part!r} in deployment {text!r}: expected a GPU name after '@'")
+    m = re.fullmatch(r"(\d+)([pd]):(.+)", body)
+    if m:
+        role = "prefill" if m.group(2) == "p" else "decode"
+        return Pool(role, _count(int(m.group(1)), text), _layout(m.group(3), text), gpu or None)
+    if ":" in body.removeprefix("agg:"):
+        raise ConfigError(
+            f"cannot read pool {part!r} in deployment {text!r}; use e.g. '4P:tp4+8D:tp8'"
+        )
+    body = body.removeprefix("agg:")
+    m = re.fullmatch(r"(.+?)x(\d+)", body)
+    layout, n = (m.group(1), int(m.group(2))) if m else (body, 1)
+    return Pool("agg", _count(n, text), _layout(layout, text), gpu or None)
 
 
 def _count(n: int, text: str) -> int:
@@ -65,28 +79,41 @@ def _layout(text: str, whole: str) -> Layout:
 
 def build_instances(
     pools: list[Pool],
-    make: Callable[[str, Layout], tuple[StepModel, int]],
+    make: Callable[[str, Layout, str | None], tuple[StepModel, int]],
     gpus_per_node: int = 8,
+    *,
+    links: Callable[[str | None], Mapping[str, float]] | None = None,
+    chunked: bool = False,
     **spec_kw: object,
 ) -> tuple[InstanceSpec, ...]:
-    """Instances in pool order, packed onto nodes of gpus_per_node GPUs (an instance never
-    straddles a node unless it is larger than one). make(role, layout) -> (step model, KV
-    capacity tokens). spec_kw go to every InstanceSpec (max_batch, chunk_budget, ...); without a
-    prefill_token_budget / max_batch there, a step model's step_token_budget / max_running
-    (perf.CostModel: the engine's defaults, per attention-DP rank) set them."""
+    """Instances in pool order, packed onto NVLink nodes (an instance never straddles a node
+    unless it is larger than one; a pool on other hardware starts a new node).
+
+    make(role, layout, gpu) -> (step model, KV capacity tokens), gpu = the pool's '@GPU' or
+    None. links(gpu) -> that GPU's InstanceSpec link speeds (nic_bytes_per_s, ...) and
+    'gpus_per_node' (GPUs one NVLink domain joins; else `gpus_per_node`). spec_kw go to every
+    InstanceSpec (max_batch, chunk_budget, ...); without a prefill_token_budget / max_batch
+    there, a step model's step_token_budget / max_running (perf.CostModel: the engine's
+    defaults, per attention-DP rank) set them, and with `chunked` (the engine mixes prompt
+    chunks into decode steps) an aggregated pool's chunk budget is its step_token_budget."""
     out: list[InstanceSpec] = []
-    node, used = 0, 0
+    node, used, hw_prev = 0, 0, pools[0].gpu if pools else None
+    per_role: dict[str, int] = {}
     for pool in pools:
-        model, cap = make(pool.role, pool.layout)
-        kw = dict(spec_kw)
-        if "prefill_token_budget" not in kw and hasattr(model, "step_token_budget"):
-            kw["prefill_token_budget"] = int(model.step_token_budget)  # the engine's, x DP
-        if "max_batch" not in kw and hasattr(model, "max_running"):
-            kw["max_batch"] = int(model.max_running)  # the engine's max sequences, x DP
-        g = pool.layout.gpus
-        for k in range(pool.count):
-            if used and used + g > gpus_per_node:
+        model, cap = make(pool.role, pool.layout, pool.gpu)
+        hw = dict(links(pool.gpu)) if links else {}
+        per_node = int(hw.pop("gpus_per_node", gpus_per_node))
+        kw = {**hw, **spec_kw}
+        _engine_defaults(kw, model, chunked and pool.role == "agg")
+        if pool.gpu != hw_prev and used:  # other hardware: other servers
+            node, used = node + 1, 0
+        hw_prev, g = pool.gpu, pool.layout.gpus
+        for _ in range(pool.count):
+            if used and used + g > per_node:
                 node, used = node + 1, 0
+            k = per_role.get(pool.role, 0)
+            per_role[pool.role] = k + 1
+            name = f"{pool.role}{k}:{pool.layout}" + (f"@{pool.gpu}" if pool.gpu else "")
             out.append(
                 InstanceSpec(
                     role=pool.role,
@@ -94,11 +121,22 @@ def build_instances(
                     kv_capacity_tokens=cap,
                     node=node,
                     gpus=g,
-                    name=f"{pool.role}{k}:{pool.layout}",
+                    name=name,
                     **kw,
                 )
             )  # type: ignore[arg-type]
             used += g
-            if used >= gpus_per_node:
-                node, used = node + (used // gpus_per_node), 0
+            if used >= per_node:
+                node, used = node + (used // per_node), 0
     return tuple(out)
+
+
+def _engine_defaults(kw: dict[str, object], model: StepModel, chunk: bool) -> None:
+    """Fill the engine's token budget, max sequences and (when `chunk`) chunk budget into an
+    instance's spec keywords where the caller did not set them."""
+    if "prefill_token_budget" not in kw and hasattr(model, "step_token_budget"):
+        kw["prefill_token_budget"] = int(model.step_token_budget)  # the engine's, x DP
+    if "max_batch" not in kw and hasattr(model, "max_running"):
+        kw["max_batch"] = int(model.max_running)  # the engine's max sequences, x DP
+    if chunk and kw.get("chunk_budget") is None and hasattr(model, "step_token_budget"):
+        kw["chunk_budget"] = int(model.step_token_budget)
