@@ -152,3 +152,41 @@ def test_bad_pool_gpus_are_one_line_errors(
         "--workload", "poisson:rate=1,n=10,isl=256,osl=16",
     )  # fmt: skip
     assert rc != 0 and message in err and "Traceback" not in err
+
+
+def test_prefix_cache_on_a_trace_with_block_hashes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Mooncake-style trace: 8 conversations of 6 turns, each turn re-sends the conversation so
+    # far (a growing shared prefix of 512-token blocks)
+    trace = tmp_path / "conv.jsonl"
+    lines = []
+    for turn in range(6):
+        for conv in range(8):
+            blocks = [conv * 100 + b for b in range(4 * (turn + 1))]
+            t_ms = (turn * 8 + conv) * 500
+            lines.append(json.dumps({"timestamp": t_ms, "input_length": 512 * len(blocks),
+                                     "output_length": 32, "hash_ids": blocks}))  # fmt: skip
+    trace.write_text("\n".join(lines) + "\n")
+
+    def run(*extra: str) -> dict:
+        rc, out, err = _run(
+            capsys, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1x2",
+            "--workload", str(trace), "--json", *extra,
+        )  # fmt: skip
+        assert rc == 0, err
+        return json.loads(out)
+
+    off, auto = run(), run("--prefix-cache", "auto", "--routing", "prefix")
+    assert off["prefix_hit_rate"] == 0.0
+    # prefix routing keeps a conversation on one instance, whose cache holds all of it: turn t
+    # (1..6, 4t blocks) finds its previous turn's 4(t-1) blocks; sum 4(t-1) / sum 4t = 60 / 84
+    assert auto["prefix_hit_rate"] == pytest.approx(60 / 84)
+    assert auto["ttft_s"]["mean"] < off["ttft_s"]["mean"]
+    tiny = run("--prefix-cache", "4", "--routing", "prefix")  # 4 blocks: hardly anything stays
+    assert tiny["prefix_hit_rate"] < auto["prefix_hit_rate"]
+    rc, _, err = _run(
+        capsys, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "tp1",
+        "--workload", "poisson:rate=1,n=10", "--prefix-cache", "auto",
+    )  # fmt: skip
+    assert rc != 0 and "needs a trace with prefix block hashes" in err

@@ -102,8 +102,10 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         kw["chunk_budget"] = o["chunk"]  # else agg pools chunk at the engine's budget (x DP)
     if o["max_batch"]:
         kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
+    wl, arrivals = _workload(workload, o["duration"])
+    instances = build_instances(pools, make, links=links, chunked=chunked, **kw)
     cfg = SimConfig(
-        instances=build_instances(pools, make, links=links, chunked=chunked, **kw),
+        instances=_prefix_caches(instances, wl, o["prefix_cache"]),
         kv_bytes_per_token=kvb,
         kv_layers=spec.num_layers,
         routing=o["routing"],
@@ -115,7 +117,6 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
     )
-    wl, arrivals = _workload(workload, o["duration"])
     from rich.progress import Progress
 
     with Progress(console=console, transient=True, disable=o["as_json"]) as bar:
@@ -123,6 +124,35 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
     _write(res, o["requests_out"], o["trace_out"])
     _show(res.summary(), deployment, o["as_json"])
+
+
+def _prefix_caches(instances: tuple[Any, ...], wl: Any, setting: str) -> tuple[Any, ...]:
+    """Give prefill and aggregated instances an LRU prefix cache: 'off', 'auto' (the whole KV
+    pool, in the trace's blocks: vLLM / SGLang keep finished prompts' blocks in the KV cache
+    until running requests need them, so this is an upper bound) or a number of blocks."""
+    from dataclasses import replace
+
+    setting = setting.strip().lower()
+    if setting == "off":
+        return instances
+    if not wl.has_hashes:
+        raise InputError(
+            "--prefix-cache needs a trace with prefix block hashes (Mooncake 'hash_ids'); "
+            "this workload has none"
+        )
+    if setting != "auto" and not (setting.isdigit() and int(setting) > 0):
+        raise ConfigError(f"--prefix-cache={setting!r}: use off, auto or a number of blocks >= 1")
+    return tuple(
+        i
+        if i.role == "decode"
+        else replace(
+            i,
+            prefix_cache_blocks=int(setting)
+            if setting != "auto"
+            else max(1, i.kv_capacity_tokens // wl.block_tokens),
+        )
+        for i in instances
+    )
 
 
 def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
@@ -137,6 +167,8 @@ def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
         )
         for m in ("ttft_s", "tpot_s", "itl_s", "e2e_s")
     ]
+    if s["prefix_hit_rate"] > 0:
+        rows.append(("prefix-cache hit rate", f"{s['prefix_hit_rate']:.3f} of prompt tokens"))
     rows.append(("SLO attainment", f"{s['slo']['attainment']:.3f}"))
     emit(s, as_json, lambda c: c.print(kv_table(f"simulate {deployment}", rows)))
 
@@ -188,7 +220,11 @@ def register(app: typer.Typer) -> None:
             ..., "--workload", help="trace FILE or 'poisson:rate=10,n=5000,isl=..,osl=..'"
         ),
         duration: float = typer.Option(None, "--duration", help="only arrivals before this (s)"),
-        routing: str = typer.Option("least_tokens", "--routing"),
+        routing: str = typer.Option(
+            "least_tokens",
+            "--routing",
+            help="round_robin, least_tokens, p2c or prefix (cache affinity; with --prefix-cache)",
+        ),
         exact: bool = typer.Option(False, "--exact", help="step every iteration (reference)"),
         slo_ttft: float = typer.Option(2.0, "--slo-ttft", help="TTFT SLO, s"),
         slo_tpot: float = typer.Option(0.1, "--slo-tpot", help="TPOT SLO, s"),
@@ -217,6 +253,12 @@ def register(app: typer.Typer) -> None:
         preemption: str = typer.Option(
             "recompute", "--preemption", help="when KV runs out: recompute or swap"
         ),
+        prefix_cache: str = typer.Option(
+            "off",
+            "--prefix-cache",
+            help="LRU prefix cache per prefill / agg instance, for traces with block hashes: "
+            "off, auto (the instance's KV pool) or a number of blocks",
+        ),
         requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         as_json: bool = typer.Option(False, "--json"),
@@ -231,5 +273,6 @@ def register(app: typer.Typer) -> None:
             "trace_out": trace_out, "as_json": as_json, "engine": engine,
             "weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "max_batch": max_batch,
             "pairing": pairing, "transfer": transfer, "preemption": preemption,
+            "prefix_cache": prefix_cache,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)

@@ -106,6 +106,7 @@ class SimResult:
             "e2e_s": percentiles(e2e),
             "queue_s": percentiles(self.metric("queue")),
             "kv_transfer_s": percentiles(self.metric("xfer")),
+            "prefix_hit_rate": self.prefix_hit_rate(),
             "preemptions": self.preemptions,
             "slo": {"ttft_s": self.slo[0], "tpot_s": self.slo[1], "attainment": att},
             "goodput_rps": good / dur if dur > 0 else float("nan"),
@@ -119,6 +120,15 @@ class SimResult:
             "role_switches": [{"t_s": t, "instance": i, "role": r} for t, i, r in self.switches],
             "events": self.events,
         }
+
+    def prefix_hit_rate(self) -> float:
+        """Prompt tokens served from prefix caches / prompt tokens, over measured requests
+        whose prefill started (0 without caching)."""
+        c = self.columns
+        started = np.isfinite(c["pf_start"])
+        started[: self.warmup] = False
+        total = float(np.sum(c["inp"][started]))
+        return float(np.sum(c["hit"][started])) / total if total > 0 else 0.0
 
     def request_table(self) -> dict[str, np.ndarray]:
         """Per-request rows (for CSV / Parquet), NaN where a stage did not happen."""
