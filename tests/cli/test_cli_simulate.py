@@ -190,3 +190,17 @@ def test_prefix_cache_on_a_trace_with_block_hashes(
         "--workload", "poisson:rate=1,n=10", "--prefix-cache", "auto",
     )  # fmt: skip
     assert rc != 0 and "needs a trace with prefix block hashes" in err
+
+
+def test_role_switch_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "2P:tp1+1D:tp1",
+            "--workload", "poisson:rate=4,n=400,isl=512,osl=64", "--json"]  # fmt: skip
+    rc, out, err = _run(capsys, *args, "--switch", "20:prefill1:decode", "--switch-cost", "2")
+    assert rc == 0, err
+    s = json.loads(out)
+    (sw,) = s["role_switches"]
+    assert sw["instance"] == 1 and sw["role"] == "decode" and sw["t_s"] >= 22.0
+    assert s["finished"] == 400
+    for bad in ("20:prefill9:decode", "20:1:agg", "soon:1:decode"):
+        rc, _, err = _run(capsys, *args, "--switch", bad)
+        assert rc != 0 and "TIME_S:INSTANCE:ROLE" in err and "Traceback" not in err

@@ -116,6 +116,8 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         ttft_slo_s=o["slo_ttft"],
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
+        switches=_switches(o["switch"], instances),
+        switch_cost_s=o["switch_cost"],
     )
     from rich.progress import Progress
 
@@ -124,6 +126,30 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
     _write(res, o["requests_out"], o["trace_out"])
     _show(res.summary(), deployment, o["as_json"])
+
+
+def _switches(specs: list[str], instances: tuple[Any, ...]) -> tuple[Any, ...]:
+    """'T:WHO:ROLE' -> RoleSwitch: at T seconds, instance WHO (its index, or its name's first
+    part as the summary prints it, e.g. 'prefill1') drains and becomes ROLE."""
+    from pdplan.sim import RoleSwitch
+
+    names = {i.name.split(":")[0]: k for k, i in enumerate(instances)}
+    out = []
+    for spec in specs:
+        parts = spec.strip().lower().split(":")
+        try:
+            t, who, role = float(parts[0]), parts[1], parts[2]
+            idx = int(who) if who.isdigit() else names[who]
+            bad_role = role not in ("prefill", "decode")
+            if len(parts) != 3 or not t >= 0 or not 0 <= idx < len(instances) or bad_role:
+                raise ValueError
+        except (ValueError, IndexError, KeyError):
+            raise ConfigError(
+                f"--switch {spec!r}: use TIME_S:INSTANCE:ROLE with ROLE prefill or decode, e.g. "
+                f"600:prefill1:decode (instances: {', '.join(names)})"
+            ) from None
+        out.append(RoleSwitch(t, idx, role))
+    return tuple(out)
 
 
 def _prefix_caches(instances: tuple[Any, ...], wl: Any, setting: str) -> tuple[Any, ...]:
@@ -167,6 +193,11 @@ def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
         )
         for m in ("ttft_s", "tpot_s", "itl_s", "e2e_s")
     ]
+    if s["role_switches"]:
+        done = ", ".join(
+            f"#{w['instance']} -> {w['role']} at {w['t_s']:.1f} s" for w in s["role_switches"]
+        )
+        rows.append(("role switches", done))
     if s["prefix_hit_rate"] > 0:
         rows.append(("prefix-cache hit rate", f"{s['prefix_hit_rate']:.3f} of prompt tokens"))
     rows.append(("SLO attainment", f"{s['slo']['attainment']:.3f}"))
@@ -259,6 +290,15 @@ def register(app: typer.Typer) -> None:
             help="LRU prefix cache per prefill / agg instance, for traces with block hashes: "
             "off, auto (the instance's KV pool) or a number of blocks",
         ),
+        switch: list[str] = typer.Option(
+            [],
+            "--switch",
+            help="TIME_S:INSTANCE:ROLE, repeatable: at TIME_S the instance (index or name, "
+            "e.g. prefill1) drains and becomes prefill or decode",
+        ),
+        switch_cost: float = typer.Option(
+            5.0, "--switch-cost", min=0.0, help="seconds an instance is out while switching"
+        ),
         requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         as_json: bool = typer.Option(False, "--json"),
@@ -273,6 +313,6 @@ def register(app: typer.Typer) -> None:
             "trace_out": trace_out, "as_json": as_json, "engine": engine,
             "weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "max_batch": max_batch,
             "pairing": pairing, "transfer": transfer, "preemption": preemption,
-            "prefix_cache": prefix_cache,
+            "prefix_cache": prefix_cache, "switch": switch, "switch_cost": switch_cost,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)

@@ -134,6 +134,9 @@ class SimConfig:
     ttft_slo_s: float = 2.0
     tpot_slo_s: float = 0.1
     seed: int = 0
+    # assumed: weights stay resident and only the role's scheduler / KV-transfer endpoints
+    # restart (seconds; Splitwise's mixed pool and Arrow, arXiv 2505.11916, flip roles without
+    # reloading); a full engine restart that reloads weights takes minutes: set it accordingly
     switch_cost_s: float = 5.0
     switches: tuple[RoleSwitch, ...] = ()
     policy: SwitchPolicy | None = field(default=None, compare=False)
