@@ -13,6 +13,7 @@ from pdplan.errors import ConfigError
 from pdplan.sim.cluster import Arrivals, Simulator
 from pdplan.sim.config import InstanceSpec, SimConfig
 from pdplan.sim.metrics import SimResult
+from pdplan.sim.state import DROPPED
 from pdplan.workload.core import Workload
 
 __all__ = ["collect", "simulate", "simulate_closed_loop"]
@@ -41,7 +42,10 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         drop_reasons=dict(sim.drop_reasons),
         preemptions=sim.preemptions,
         little_l=sim.area / total,
-        instances=[_inst_stats(i, total, cols) for i in sim.inst],
+        instances=[
+            _inst_stats(i, total, w, d)
+            for i, w, d in zip(sim.inst, *_time_averages(cols, len(sim.inst), total), strict=True)
+        ],
         events=sim.loop.events_run,
         slo=(sim.cfg.ttft_slo_s, sim.cfg.tpot_slo_s),
         warmup=warmup,
@@ -50,9 +54,8 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     )
 
 
-def _inst_stats(inst: Any, total: float, cols: dict[str, np.ndarray]) -> dict[str, Any]:
+def _inst_stats(inst: Any, total: float, waiting: float, decoding: float) -> dict[str, Any]:
     s = np.array(inst.samples, dtype=np.float64).reshape(-1, 4)  # (t, queued, running, kv)
-    waiting, decoding = _time_averages(cols, inst.idx, total)
     return {
         "index": inst.idx,
         "name": inst.spec.name,
@@ -66,23 +69,25 @@ def _inst_stats(inst: Any, total: float, cols: dict[str, np.ndarray]) -> dict[st
     }
 
 
-def _time_averages(cols: dict[str, np.ndarray], idx: int, total: float) -> tuple[float, float]:
-    """Time-averaged (waiting, decoding) request counts on instance `idx` over [0, total], by
+def _time_averages(
+    cols: dict[str, np.ndarray], n_inst: int, total: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per instance, time-averaged (waiting, decoding) request counts over [0, total], by
     Little's law: L = (sum of the times requests spent in the state there) / total. Waiting:
     arrival -> prefill start on a prefill / aggregated instance, KV arrival -> first token on a
     decode instance; decoding: first token -> finish. A state still open at the end counts
-    up to `total`; requests never issued (NaN arrival) count nothing."""
+    up to `total`; requests never issued (NaN arrival), not placed or dropped count nothing."""
 
-    def span(a: np.ndarray, b: np.ndarray) -> float:
-        ok = np.isfinite(a)
-        return float(np.clip(np.where(np.isfinite(b), b, total)[ok] - a[ok], 0.0, None).sum())
+    def per_inst(where: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ok = np.isfinite(a) & (where >= 0) & (cols["state"] != DROPPED)
+        dt = np.clip(np.where(np.isfinite(b), b, total)[ok] - a[ok], 0.0, None)
+        return np.bincount(where[ok], weights=dt, minlength=n_inst)[:n_inst]
 
-    on_p, on_d = cols["p_inst"] == idx, cols["d_inst"] == idx
+    p, d = cols["p_inst"].astype(np.intp), cols["d_inst"].astype(np.intp)
     kv_in = cols["pf_end"] + np.nan_to_num(cols["xfer_s"])  # KV on the decode instance
-    wait = span(cols["arrival"][on_p], cols["pf_start"][on_p])
-    wait += span(kv_in[on_d], cols["first"][on_d])
-    dec = on_d | (on_p & (cols["d_inst"] < 0))
-    return wait / total, span(cols["first"][dec], cols["finish"][dec]) / total
+    wait = per_inst(p, cols["arrival"], cols["pf_start"]) + per_inst(d, kv_in, cols["first"])
+    dec = per_inst(np.where(d >= 0, d, p), cols["first"], cols["finish"])
+    return wait / total, dec / total
 
 
 def simulate(

@@ -53,6 +53,7 @@ class Requests:
         for f in ("pf_start", "pf_end", "first", "finish", "arrival"):
             setattr(self, f, _column(np.full(n, np.nan).tobytes(), "d"))
         self.d_inst = _column(np.full(n, -1, np.intc).tobytes(), "i")
+        self.p_inst = _column(np.full(n, -1, np.intc).tobytes(), "i")  # -1: not placed
 
     def column(self, name: str) -> np.ndarray:
         """A numpy view of one field (no copy; it keeps the buffer alive)."""
