@@ -78,6 +78,7 @@ def test_numbers_match_gpus_csv() -> None:
         else:
             assert "ASSUMED" in g.source and "nic" in g.source, g.name
         assert g.source.startswith(r["sources"]), g.name
+        assert g.mamf_bf16_tflops == _num(r["mamf_bf16_tflops_measured"]), g.name
 
 
 def test_hbm_hand_values() -> None:
@@ -137,6 +138,9 @@ def test_user_file_mapping_with_base(tmp_path: Path) -> None:
     assert g.name == "my-h100" and g.nic_gbps == 200 and g.bf16_tflops == 989
     assert "base h100-sxm" in g.source
     assert get_gpu("h100", extra=extra).nic_gbps == 400  # built-ins untouched
+    f.write_text("capped-h100:\n  base: h100-sxm\n  mamf_bf16_tflops: 494.5\n")
+    g = get_gpu("capped-h100", extra=load_gpu_file(f))  # a power-capped part's measured MAMF
+    assert g.matmul_eta == pytest.approx(0.5)
 
 
 def test_user_file_list_full_entry_and_override_builtin(tmp_path: Path) -> None:

@@ -210,3 +210,30 @@ def test_per_sequence_host_work_runs_on_every_dp_rank_side_by_side() -> None:
     assert tp.breakdown(shape).overhead - tp._fixed_overhead == pytest.approx(seq * 8192)
     assert dp.breakdown(shape).overhead - dp._fixed_overhead == pytest.approx(seq * 256)
     assert dp.step_time(shape) == pytest.approx(dp.breakdown(shape).total)
+
+
+def test_gpus_reaching_less_of_their_peak_are_derated_by_measured_mamf() -> None:
+    import dataclasses
+
+    from pdplan.perf.efficiency import FIT_MATMUL_ETA, matmul_scale
+
+    m, lay = get_model("llama-3.1-70b"), Layout(tp=8)
+    prompt = BatchShape(prefill_tokens=8192, prefill_pairs=8192 * 8193 / 2, prefill_seqs=1)
+    mi300x = get_gpu("mi300x")  # MAMF 668.4 of 1307.4 TFLOP/s: 0.51 of peak
+    as_fit = dataclasses.replace(mi300x, mamf_bf16_tflops=mi300x.bf16_tflops * FIT_MATMUL_ETA)
+    slow = CostModel(m, mi300x, lay, "vllm").breakdown(prompt)
+    fast = CostModel(m, as_fit, lay, "vllm").breakdown(prompt)
+    k = mi300x.matmul_eta / FIT_MATMUL_ETA  # type: ignore[operator]
+    assert k == pytest.approx(0.659, abs=1e-3)
+    assert fast.gemm / slow.gemm == pytest.approx(k)  # compute-bound parts take 1 / k longer
+    assert fast.attention / slow.attention == pytest.approx(k)
+    assert fast.comm == slow.comm and slow.total > fast.total
+    # the GPUs the efficiencies were fitted on (and an unmeasured one) are not changed
+    for name in ("h100-sxm", "h200-sxm", "b200-sxm", "b300-sxm", "l40s"):
+        assert matmul_scale(get_gpu(name).matmul_eta) == 1.0, name
+    assert matmul_scale(get_gpu("gb200").matmul_eta) == pytest.approx(0.729 / 0.7756, abs=1e-3)
+
+
+def test_tensorrt_llm_needs_an_nvidia_gpu() -> None:
+    with pytest.raises(ConfigError, match="TensorRT-LLM runs only on NVIDIA GPUs; mi355x is AMD"):
+        CostModel(get_model("llama-3.1-8b"), get_gpu("mi355x"), Layout(tp=1), "trtllm")

@@ -29,6 +29,9 @@ class GPUSpec:
     nic_gbps: float  # scale-out NIC per GPU, Gb/s (10^9 bit/s)
     pcie_gbps: float = 64.0  # host PCIe per GPU, unidirectional GB/s (Gen5 x16 ~64 GB/s)
     tdp_w: float | None = None
+    # measured maximum achievable BF16 matmul TFLOP/s (Bekman, ML Engineering "MAMF" table,
+    # via reference/gpus.csv); None = not measured
+    mamf_bf16_tflops: float | None = None
     aliases: tuple[str, ...] = ()
     source: str = ""
 
@@ -42,6 +45,11 @@ class GPUSpec:
         if d == "int8" and self.int8_tops:
             return self.int8_tops
         return self.bf16_tflops
+
+    @property
+    def matmul_eta(self) -> float | None:
+        """Measured achievable fraction of the BF16 peak for large matmuls (MAMF / peak)."""
+        return self.mamf_bf16_tflops / self.bf16_tflops if self.mamf_bf16_tflops else None
 
     @property
     def hbm_bytes(self) -> float:

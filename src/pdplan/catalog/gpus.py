@@ -19,7 +19,9 @@ __all__ = ["USER_GPUS", "add_gpus", "get_gpu", "list_gpus", "load_gpu_file", "ma
 # Numbers: reference/gpus.csv (dense, no sparsity), one row per GPU. Columns and units:
 #   vendor, bf16 TFLOP/s, fp8 TFLOP/s, fp4 TFLOP/s, int8 TOP/s, memory GiB, HBM TB/s (1e12 B/s),
 #   scale-up GB/s unidirectional per GPU, scale-up domain (GPUs), GPUs per node,
-#   NIC Gb/s per GPU, host PCIe GB/s unidirectional, TDP W.
+#   NIC Gb/s per GPU, host PCIe GB/s unidirectional, TDP W, measured max achievable BF16 matmul
+#   TFLOP/s (MAMF, Bekman's ML Engineering table; A800 / H800 take the A100 / H100 figure: same
+#   die and clocks; None where none was measured).
 # Memory is the usable capacity where the csv notes give one (nvidia-smi MiB / 1024):
 #   GB200 189471 MiB = 185.03 GiB, B300 275040 MiB = 268.59 GiB, GB300 284208 MiB = 277.55 GiB,
 #   L40S 46068 MiB = 44.99 GiB; otherwise the csv's capacity column read as GiB (H100 80, H200 141).
@@ -27,26 +29,27 @@ __all__ = ["USER_GPUS", "add_gpus", "get_gpu", "list_gpus", "load_gpu_file", "ma
 # to the 8 GPUs of the node so TP inside a node runs at the PCIe scale-up figure (AIC's intra-node
 # model: intra_node_bw = PCIe), instead of being barred.
 _Row = tuple[str, float, float | None, float | None, float | None, float, float, float, int, int]
-_ROWS: dict[str, tuple[_Row, float, float, float | None]] = {
-    # key: ((vendor, bf16, fp8, fp4, int8, GiB, TB/s, scaleup GB/s, domain, per node), nic, pcie, W)
-    "a100-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 300, 8, 8), 200, 32, 400),
-    "h100-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 450, 8, 8), 400, 64, 700),
-    "h100-pcie": (("NVIDIA", 756.5, 1513, None, 1513, 80, 2.0, 64, 8, 8), 400, 64, 350),
-    "h200-sxm": (("NVIDIA", 989, 1979, None, 1979, 141, 4.8, 450, 8, 8), 400, 64, 700),
-    "h20": (("NVIDIA", 148, 296, None, 296, 96, 4.0, 450, 8, 8), 400, 64, 400),
+_ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
+    # key: ((vendor, bf16, fp8, fp4, int8, GiB, TB/s, scaleup GB/s, domain, per node), nic, pcie, W,
+    #       MAMF)
+    "a100-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 300, 8, 8), 200, 32, 400, 271.2),
+    "h100-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 450, 8, 8), 400, 64, 700, 794.5),
+    "h100-pcie": (("NVIDIA", 756.5, 1513, None, 1513, 80, 2.0, 64, 8, 8), 400, 64, 350, None),
+    "h200-sxm": (("NVIDIA", 989, 1979, None, 1979, 141, 4.8, 450, 8, 8), 400, 64, 700, 794.5),
+    "h20": (("NVIDIA", 148, 296, None, 296, 96, 4.0, 450, 8, 8), 400, 64, 400, None),
     # export variants: the A100 / H100 die with NVLink cut to 400 GB/s bidirectional (200 each way)
-    "a800-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 200, 8, 8), 200, 32, 400),
-    "h800-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 200, 8, 8), 400, 64, 700),
-    "b200-sxm": (("NVIDIA", 2250, 4500, 9000, 4500, 180, 7.7, 900, 8, 8), 800, 64, 1000),
-    "gb200": (("NVIDIA", 2500, 5000, 10000, 5000, 185.03, 8.0, 900, 72, 4), 800, 64, 1200),
-    "b300-sxm": (("NVIDIA", 2250, 4500, 14000, None, 268.59, 7.75, 900, 8, 8), 800, 64, 1100),
-    "gb300": (("NVIDIA", 2500, 5000, 15000, None, 277.55, 8.0, 900, 72, 4), 800, 64, 1400),
-    "l40s": (("NVIDIA", 362, 733, None, 733, 44.99, 0.864, 32, 8, 8), 400, 32, 350),
-    "l4": (("NVIDIA", 121, 242, None, 242, 24, 0.3, 32, 8, 8), 200, 32, 72),
-    "mi300x": (("AMD", 1307.4, 2614.9, None, 2614.9, 192, 5.3, 448, 8, 8), 400, 64, 750),
-    "mi325x": (("AMD", 1307.4, 2614.9, None, 2614.9, 256, 6.0, 448, 8, 8), 400, 64, 1000),
-    "mi355x": (("AMD", 2516.6, 5033.2, 10066.4, 5033.2, 288, 8.0, 448, 8, 8), 400, 64, 1400),
-    "gaudi3": (("Intel", 1835, 1835, None, None, 128, 3.7, 600, 8, 8), 600, 64, None),
+    "a800-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 200, 8, 8), 200, 32, 400, 271.2),
+    "h800-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 200, 8, 8), 400, 64, 700, 794.5),
+    "b200-sxm": (("NVIDIA", 2250, 4500, 9000, 4500, 180, 7.7, 900, 8, 8), 800, 64, 1000, 1745),
+    "gb200": (("NVIDIA", 2500, 5000, 10000, 5000, 185.03, 8.0, 900, 72, 4), 800, 64, 1200, 1822),
+    "b300-sxm": (("NVIDIA", 2250, 4500, 14000, None, 268.59, 7.75, 900, 8, 8), 800, 64, 1100, 1769),
+    "gb300": (("NVIDIA", 2500, 5000, 15000, None, 277.55, 8.0, 900, 72, 4), 800, 64, 1400, None),
+    "l40s": (("NVIDIA", 362, 733, None, 733, 44.99, 0.864, 32, 8, 8), 400, 32, 350, None),
+    "l4": (("NVIDIA", 121, 242, None, 242, 24, 0.3, 32, 8, 8), 200, 32, 72, None),
+    "mi300x": (("AMD", 1307.4, 2614.9, None, 2614.9, 192, 5.3, 448, 8, 8), 400, 64, 750, 668.4),
+    "mi325x": (("AMD", 1307.4, 2614.9, None, 2614.9, 256, 6.0, 448, 8, 8), 400, 64, 1000, 784.9),
+    "mi355x": (("AMD", 2516.6, 5033.2, 10066.4, 5033.2, 288, 8.0, 448, 8, 8), 400, 64, 1400, 1565),
+    "gaudi3": (("Intel", 1835, 1835, None, None, 128, 3.7, 600, 8, 8), 600, 64, None, 1243),
 }
 
 # The csv's `sources` column, plus what we assumed where it is blank.
@@ -103,7 +106,7 @@ def _norm(name: str) -> str:
 
 
 def _build(key: str) -> GPUSpec:
-    (vendor, bf16, fp8, fp4, int8, gib, tbps, su, dom, per), nic, pcie, tdp = _ROWS[key]
+    (vendor, bf16, fp8, fp4, int8, gib, tbps, su, dom, per), nic, pcie, tdp, mamf = _ROWS[key]
     return GPUSpec(
         name=key,
         vendor=vendor,
@@ -119,6 +122,7 @@ def _build(key: str) -> GPUSpec:
         nic_gbps=float(nic),
         pcie_gbps=float(pcie),
         tdp_w=None if tdp is None else float(tdp),
+        mamf_bf16_tflops=None if mamf is None else float(mamf),
         aliases=_ALIASES.get(key, ()),
         source=_SOURCES[key],
     )
@@ -199,7 +203,7 @@ def make_cluster(
 # ---- user GPU files ---------------------------------------------------------------------------
 _FIELDS = {f.name: f for f in dataclasses.fields(GPUSpec)}
 _INT_FIELDS = {"scaleup_domain", "gpus_per_node"}
-_OPTIONAL_NUM = {"fp8_tflops", "fp4_tflops", "int8_tops", "tdp_w"}
+_OPTIONAL_NUM = {"fp8_tflops", "fp4_tflops", "int8_tops", "tdp_w", "mamf_bf16_tflops"}
 _REQUIRED = (
     "bf16_tflops",
     "hbm_gib",

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
+from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
 from pdplan.perf.dp import EngineLimits, busiest_rank_shape
-from pdplan.perf.efficiency import Efficiency, get_efficiency
+from pdplan.perf.efficiency import Efficiency, get_efficiency, matmul_scale
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
 
@@ -61,6 +62,8 @@ class CostModel(EngineLimits):
         self.weight_dtype = weight_dtype or model.weight_dtype
         self.moe_dtype = moe_dtype or self.weight_dtype
         self.kv_dtype = kv_dtype
+        if engine.lower() == "trtllm" and gpu.vendor != "NVIDIA":
+            raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu.name} is {gpu.vendor}")
         self.eff = eff or get_efficiency(engine, gpu.name, gpu.hbm_gib)
         domain = scaleup_domain or gpu.scaleup_domain
         self._links = lc.Links.for_gpu(gpu, self.eff, domain)
@@ -94,16 +97,17 @@ class CostModel(EngineLimits):
     def _hardware(self) -> lc.Hardware:
         """Peak rates (FLOP/s, bytes/s) and bytes per element this instance's kernels run at."""
         gpu = self.gpu
+        k = matmul_scale(gpu.matmul_eta) * 1e12  # TFLOP/s -> FLOP/s, de-rated by MAMF / peak
         return lc.Hardware(
-            gemm_flops=gpu.tflops(_compute_dtype(self.weight_dtype)) * 1e12,
-            moe_flops=gpu.tflops(_compute_dtype(self.moe_dtype)) * 1e12,
-            attn_flops=gpu.bf16_tflops * 1e12,
+            gemm_flops=gpu.tflops(_compute_dtype(self.weight_dtype)) * k,
+            moe_flops=gpu.tflops(_compute_dtype(self.moe_dtype)) * k,
+            attn_flops=gpu.bf16_tflops * k,
             hbm=gpu.hbm_bytes_per_s,
             # FP8 weights stream at fp8_stream_eta of the usual rate: counted as more bytes
             wb=dtype_bytes(self.weight_dtype) / self._stream_eta(self.weight_dtype),
             mb=dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype),
             kvb=dtype_bytes(self.kv_dtype),
-            fp8_flops=gpu.tflops("fp8") * 1e12,
+            fp8_flops=gpu.tflops("fp8") * k,
         )
 
     def _stream_eta(self, dtype: str) -> float:

@@ -11,7 +11,12 @@ import yaml
 
 from pdplan.errors import ConfigError
 
-__all__ = ["ENGINES", "Efficiency", "get_efficiency"]
+__all__ = ["ENGINES", "FIT_MATMUL_ETA", "Efficiency", "get_efficiency", "matmul_scale"]
+
+# Measured MAMF / BF16 peak of the GPUs whose rows the efficiencies were fitted on: H100 / H200
+# 794.5 / 989 = 0.803, B200 1745 / 2250 = 0.776, B300 1769 / 2250 = 0.786 (Bekman's ML
+# Engineering MAMF table, via reference/gpus.csv); the lowest, so that none of them moves.
+FIT_MATMUL_ETA = 1745 / 2250  # B200, 0.7756
 
 ENGINES = ("vllm", "sglang", "trtllm")
 
@@ -95,3 +100,13 @@ def get_efficiency(
     if gpu and gpu in per_gpu:
         eff = eff.with_(**per_gpu[gpu])
     return eff
+
+
+def matmul_scale(matmul_eta: float | None) -> float:
+    """Factor on a GPU's peak FLOP/s for every compute efficiency: its measured MAMF / peak
+    over the fit GPUs' (FIT_MATMUL_ETA), so a GPU whose matmuls reach a smaller share of its
+    datasheet peak runs slower in proportion (MI300X 668.4 / 1307.4 = 0.51: x0.66; GB200
+    1822 / 2500 = 0.73: x0.94). Never above 1: the fitted etas already sit at or above the fit
+    GPUs' share, so a GPU that reaches more (A100 0.87) is not credited past them; 1 when
+    unmeasured."""
+    return 1.0 if matmul_eta is None else min(1.0, matmul_eta / FIT_MATMUL_ETA)
