@@ -97,6 +97,12 @@ def test_inferencemax_rows_get_their_launch_and_client() -> None:
     assert recv_interval(replace(imax, concurrency=64)) == 30
     assert recv_interval(replace(imax, backend="vllm")) == 1
     assert recv_interval(replace(imax, source="aic-auto-gap-analysis")) == 1
+    # its SGLang recipes all launch with --kv-cache-dtype fp8_e4m3; other rows keep BF16
+    from pdplan.plan.accuracy import kv_dtype_for
+
+    assert kv_dtype_for(imax) == "fp8"
+    assert kv_dtype_for(replace(imax, source="aic-auto-gap-analysis")) == "bf16"
+    assert kv_dtype_for(replace(imax, backend="vllm")) == "bf16"
     # auto: the InferenceMAX client for its rows, the fixed one otherwise
     v = replace(imax, backend="vllm")
     assert simulate_measured_row(v, client="auto") == simulate_measured_row(v, client="random")

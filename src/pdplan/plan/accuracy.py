@@ -22,8 +22,10 @@ from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import engine_kv_memory, plan_memory
 
 __all__ = [
+    "INFERENCEMAX_MARKERS",
     "Prediction",
     "check_row_layouts",
+    "is_inferencemax",
     "kv_dtype_for",
     "predict_row",
     "prediction_record",
@@ -73,15 +75,28 @@ def prediction_record(p: Prediction) -> dict[str, object]:
     }
 
 
+# Rows whose source note names a GitHub workflow run come from InferenceMAX (InferenceX) sweeps.
+INFERENCEMAX_MARKERS = ("workflow_run_id=", "wip=")
+
+
+def is_inferencemax(row: MeasuredRow) -> bool:
+    """Was the row measured by an InferenceMAX sweep (its source note names a workflow run)?"""
+    return any(m in row.source for m in INFERENCEMAX_MARKERS)
+
+
 def kv_dtype_for(row: MeasuredRow) -> str:
     """KV cache dtype of a measured setup: TensorRT-LLM quantised checkpoints run an FP8 KV
     cache (AIConfigurator's default kv quant for fp8/fp4 modes); vLLM and SGLang default to
     the model dtype (`--kv-cache-dtype auto`), i.e. BF16, except that SGLang stores a DSA
     model's cache (DeepSeek-V3.2, GLM-5) in fp8_e4m3 on Blackwell (SGLang server_args.py:
-    "for Blackwell, we support fp8 only"; Blackwell = an NVIDIA part with FP4 tensor cores)."""
+    "for Blackwell, we support fp8 only"; Blackwell = an NVIDIA part with FP4 tensor cores),
+    and InferenceMAX's SGLang recipes all launch with `--kv-cache-dtype fp8_e4m3` (InferenceX
+    benchmarks/single_node/{dsr1,qwen3.5,glm5}_*_b200/b300*.sh, every version read). Its
+    vLLM recipes changed over time (MiniMax-M2.5 and Kimi-K2.5 gained `--kv-cache-dtype fp8`
+    in later versions), so those keep the default."""
     if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
         return "fp8"
-    if row.backend == "sglang" and _sglang_dsa_fp8(row):
+    if row.backend == "sglang" and (_sglang_dsa_fp8(row) or is_inferencemax(row)):
         return "fp8"
     return "bf16"
 

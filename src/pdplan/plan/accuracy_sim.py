@@ -11,7 +11,7 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import engine_kv_memory, plan_memory
-from pdplan.plan.accuracy import Prediction, check_row_layouts, kv_dtype_for
+from pdplan.plan.accuracy import Prediction, check_row_layouts, is_inferencemax, kv_dtype_for
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
 __all__ = [
@@ -30,16 +30,9 @@ __all__ = [
 #           (InferenceMAX benchmarks/*.sh, .github/workflows/full-sweep-tmpl.yml).
 CLIENTS: dict[str, tuple[float, float | None]] = {"fixed": (1.0, None), "random": (0.8, 10.0)}
 
-# Rows whose source note names a GitHub workflow run come from InferenceMAX sweeps. Its SGLang
-# recipes launch with --scheduler-recv-interval 10, and 30 from 16 clients up (InferenceMAX
-# benchmarks/dsr1_fp4_b200_docker.sh, dsr1_fp8_b200_docker.sh: "if CONC >= 16, relax to ~30"):
-# the scheduler then takes in new requests only every 10 / 30 decode steps.
-INFERENCEMAX_MARKERS = ("workflow_run_id=", "wip=")
-
-
-def is_inferencemax(row: MeasuredRow) -> bool:
-    """Was the row measured by an InferenceMAX sweep (its source note names a workflow run)?"""
-    return any(m in row.source for m in INFERENCEMAX_MARKERS)
+# InferenceMAX's SGLang recipes launch with --scheduler-recv-interval 10, and 30 from 16 clients
+# up (InferenceMAX benchmarks/dsr1_fp4_b200_docker.sh, dsr1_fp8_b200_docker.sh: "if CONC >= 16,
+# relax to ~30"): the scheduler then takes in new requests only every 10 / 30 decode steps.
 
 
 def recv_interval(row: MeasuredRow) -> int:
