@@ -103,6 +103,9 @@ def test_inferencemax_rows_get_their_launch_and_client() -> None:
     assert kv_dtype_for(imax) == "fp8"
     assert kv_dtype_for(replace(imax, source="aic-auto-gap-analysis")) == "bf16"
     assert kv_dtype_for(replace(imax, backend="vllm")) == "bf16"
+    goss = replace(imax, backend="vllm", model_path="openai/gpt-oss-120b", system="b200_sxm")
+    assert kv_dtype_for(goss) == "fp8"  # its gpt-oss recipes on Blackwell: kv-cache-dtype fp8
+    assert kv_dtype_for(replace(goss, system="h100_sxm")) == "bf16"
     # auto: the InferenceMAX client for its rows, the fixed one otherwise
     v = replace(imax, backend="vllm")
     assert simulate_measured_row(v, client="auto") == simulate_measured_row(v, client="random")

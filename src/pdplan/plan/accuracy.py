@@ -91,23 +91,34 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     model's cache (DeepSeek-V3.2, GLM-5) in fp8_e4m3 on Blackwell (SGLang server_args.py:
     "for Blackwell, we support fp8 only"; Blackwell = an NVIDIA part with FP4 tensor cores),
     and InferenceMAX's SGLang recipes all launch with `--kv-cache-dtype fp8_e4m3` (InferenceX
-    benchmarks/single_node/{dsr1,qwen3.5,glm5}_*_b200/b300*.sh, every version read). Its
-    vLLM recipes changed over time (MiniMax-M2.5 and Kimi-K2.5 gained `--kv-cache-dtype fp8`
-    in later versions), so those keep the default."""
+    benchmarks/single_node/{dsr1,qwen3.5,glm5}_*_b200/b300*.sh, every version read), as do
+    its vLLM gpt-oss recipes on B200 / B300 (`kv-cache-dtype: fp8` in gptoss_fp4_b200*.sh's
+    config; not on H100 / H200). Its other vLLM recipes changed over time (MiniMax-M2.5 and
+    Kimi-K2.5 gained `--kv-cache-dtype fp8` in later versions), so those keep the default."""
     if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
         return "fp8"
     if row.backend == "sglang" and (_sglang_dsa_fp8(row) or is_inferencemax(row)):
         return "fp8"
+    if row.backend == "vllm" and is_inferencemax(row) and "gpt-oss" in row.model_path.lower():
+        return "fp8" if _blackwell(row) else "bf16"
     return "bf16"
 
 
 def _sglang_dsa_fp8(row: MeasuredRow) -> bool:
     try:
-        mla, gpu = get_model(row.model_path).mla, get_gpu(row.system)
+        mla = get_model(row.model_path).mla
     except PdplanError:
         return False
-    dsa = mla is not None and mla.index_topk > 0
-    return dsa and gpu.vendor == "NVIDIA" and gpu.fp4_tflops is not None
+    return mla is not None and mla.index_topk > 0 and _blackwell(row)
+
+
+def _blackwell(row: MeasuredRow) -> bool:
+    """Is the row's GPU a Blackwell part (an NVIDIA GPU with FP4 tensor cores)?"""
+    try:
+        gpu = get_gpu(row.system)
+    except PdplanError:
+        return False
+    return gpu.vendor == "NVIDIA" and gpu.fp4_tflops is not None
 
 
 def check_row_layouts(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> None:
