@@ -97,12 +97,16 @@ def test_inferencemax_rows_get_their_launch_and_client() -> None:
     assert recv_interval(replace(imax, concurrency=64)) == 30
     assert recv_interval(replace(imax, backend="vllm")) == 1
     assert recv_interval(replace(imax, source="aic-auto-gap-analysis")) == 1
-    # its SGLang recipes all launch with --kv-cache-dtype fp8_e4m3; other rows keep BF16
+    # its SGLang recipes for FP8 / FP4 checkpoints on Blackwell launch with --kv-cache-dtype
+    # fp8_e4m3; other rows keep BF16
     from pdplan.plan.accuracy import kv_dtype_for
 
-    assert kv_dtype_for(imax) == "fp8"
-    assert kv_dtype_for(replace(imax, source="aic-auto-gap-analysis")) == "bf16"
-    assert kv_dtype_for(replace(imax, backend="vllm")) == "bf16"
+    fp8_b200 = replace(imax, weight_dtype="fp8", system="b200_sxm")
+    assert kv_dtype_for(fp8_b200) == "fp8"
+    assert kv_dtype_for(replace(fp8_b200, weight_dtype="bf16")) == "bf16"
+    assert kv_dtype_for(replace(fp8_b200, system="h200_sxm")) == "bf16"
+    assert kv_dtype_for(replace(fp8_b200, source="aic-auto-gap-analysis")) == "bf16"
+    assert kv_dtype_for(replace(fp8_b200, backend="vllm")) == "bf16"
     goss = replace(imax, backend="vllm", model_path="openai/gpt-oss-120b", system="b200_sxm")
     assert kv_dtype_for(goss) == "fp8"  # its gpt-oss recipes on Blackwell: kv-cache-dtype fp8
     assert kv_dtype_for(replace(goss, system="h100_sxm")) == "bf16"

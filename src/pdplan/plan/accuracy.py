@@ -89,15 +89,19 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     cache (AIConfigurator's default kv quant for fp8/fp4 modes); vLLM and SGLang default to
     the model dtype (`--kv-cache-dtype auto`), i.e. BF16, except that SGLang stores a DSA
     model's cache (DeepSeek-V3.2, GLM-5) in fp8_e4m3 on Blackwell (SGLang server_args.py:
-    "for Blackwell, we support fp8 only"; Blackwell = an NVIDIA part with FP4 tensor cores),
-    and InferenceMAX's SGLang recipes all launch with `--kv-cache-dtype fp8_e4m3` (InferenceX
-    benchmarks/single_node/{dsr1,qwen3.5,glm5}_*_b200/b300*.sh, every version read), as do
-    its vLLM gpt-oss recipes on B200 / B300 (`kv-cache-dtype: fp8` in gptoss_fp4_b200*.sh's
-    config; not on H100 / H200). Its other vLLM recipes changed over time (MiniMax-M2.5 and
-    Kimi-K2.5 gained `--kv-cache-dtype fp8` in later versions), so those keep the default."""
+    "for Blackwell, we support fp8 only"; Blackwell = an NVIDIA part with FP4 tensor cores).
+    InferenceMAX's recipes (InferenceX benchmarks/single_node/**) set `--kv-cache-dtype
+    fp8_e4m3` in every SGLang launch of FP8 / FP4 checkpoints on B200 / B300 (DeepSeek-R1,
+    GLM-5, Qwen3.5; not its BF16 Qwen3.5 ones, and only for some models on H200 and AMD parts,
+    which keep the default), and `kv-cache-dtype: fp8` in its vLLM gpt-oss recipes on
+    Blackwell (not H100 / H200); its other vLLM recipes changed over time (MiniMax-M2.5 and
+    Kimi-K2.5 gained FP8 KV in later versions), so those keep the default."""
     if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
         return "fp8"
-    if row.backend == "sglang" and (_sglang_dsa_fp8(row) or is_inferencemax(row)):
+    if row.backend == "sglang" and _sglang_dsa_fp8(row):
+        return "fp8"
+    quantised = row.weight_dtype in ("fp8", "fp4")
+    if row.backend == "sglang" and is_inferencemax(row) and quantised and _blackwell(row):
         return "fp8"
     if row.backend == "vllm" and is_inferencemax(row) and "gpt-oss" in row.model_path.lower():
         return "fp8" if _blackwell(row) else "bf16"
