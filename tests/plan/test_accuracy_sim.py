@@ -90,13 +90,16 @@ def test_inferencemax_rows_get_their_launch_and_client() -> None:
 
     from pdplan.plan.accuracy_sim import is_inferencemax, recv_interval
 
-    imax = replace(_row(8), backend="sglang", source="db-dump; workflow_run_id=758; sglang")
+    imax = replace(
+        _row(8), backend="sglang", system="b200_sxm", source="db-dump; workflow_run_id=758"
+    )
     assert is_inferencemax(imax) and not is_inferencemax(_row(8))
     # InferenceMAX SGLang recipes: --scheduler-recv-interval 10, 30 from 16 clients up
     assert recv_interval(imax) == 10
     assert recv_interval(replace(imax, concurrency=64)) == 30
     assert recv_interval(replace(imax, backend="vllm")) == 1
     assert recv_interval(replace(imax, source="aic-auto-gap-analysis")) == 1
+    assert recv_interval(replace(imax, system="h200_sxm")) == 1  # its H200 recipes set none
     # its SGLang recipes for FP8 / FP4 checkpoints on Blackwell launch with --kv-cache-dtype
     # fp8_e4m3; other rows keep BF16
     from pdplan.plan.accuracy import kv_dtype_for

@@ -25,6 +25,7 @@ __all__ = [
     "INFERENCEMAX_MARKERS",
     "Prediction",
     "check_row_layouts",
+    "is_blackwell",
     "is_inferencemax",
     "kv_dtype_for",
     "predict_row",
@@ -101,10 +102,10 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     if row.backend == "sglang" and _sglang_dsa_fp8(row):
         return "fp8"
     quantised = row.weight_dtype in ("fp8", "fp4")
-    if row.backend == "sglang" and is_inferencemax(row) and quantised and _blackwell(row):
+    if row.backend == "sglang" and is_inferencemax(row) and quantised and is_blackwell(row):
         return "fp8"
     if row.backend == "vllm" and is_inferencemax(row) and "gpt-oss" in row.model_path.lower():
-        return "fp8" if _blackwell(row) else "bf16"
+        return "fp8" if is_blackwell(row) else "bf16"
     return "bf16"
 
 
@@ -113,10 +114,10 @@ def _sglang_dsa_fp8(row: MeasuredRow) -> bool:
         mla = get_model(row.model_path).mla
     except PdplanError:
         return False
-    return mla is not None and mla.index_topk > 0 and _blackwell(row)
+    return mla is not None and mla.index_topk > 0 and is_blackwell(row)
 
 
-def _blackwell(row: MeasuredRow) -> bool:
+def is_blackwell(row: MeasuredRow) -> bool:
     """Is the row's GPU a Blackwell part (an NVIDIA GPU with FP4 tensor cores)?"""
     try:
         gpu = get_gpu(row.system)

@@ -11,7 +11,13 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import engine_kv_memory, plan_memory
-from pdplan.plan.accuracy import Prediction, check_row_layouts, is_inferencemax, kv_dtype_for
+from pdplan.plan.accuracy import (
+    Prediction,
+    check_row_layouts,
+    is_blackwell,
+    is_inferencemax,
+    kv_dtype_for,
+)
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
 __all__ = [
@@ -30,14 +36,15 @@ __all__ = [
 #           (InferenceMAX benchmarks/*.sh, .github/workflows/full-sweep-tmpl.yml).
 CLIENTS: dict[str, tuple[float, float | None]] = {"fixed": (1.0, None), "random": (0.8, 10.0)}
 
-# InferenceMAX's SGLang recipes launch with --scheduler-recv-interval 10, and 30 from 16 clients
-# up (InferenceMAX benchmarks/dsr1_fp4_b200_docker.sh, dsr1_fp8_b200_docker.sh: "if CONC >= 16,
-# relax to ~30"): the scheduler then takes in new requests only every 10 / 30 decode steps.
+# InferenceMAX's SGLang recipes on B200 / B300 launch with --scheduler-recv-interval 10, and 30
+# from 16 clients up (InferenceX benchmarks/single_node/dsr1_*_b200.sh, qwen3.5_*_b200.sh: "if
+# CONC >= 16, relax to ~30"): the scheduler then takes in new requests only every 10 / 30 decode
+# steps. Its H200 and most AMD recipes pass no interval (SGLang's default, 1).
 
 
 def recv_interval(row: MeasuredRow) -> int:
     """Decode steps between the scheduler's polls for new requests in the row's launch."""
-    if row.backend == "sglang" and is_inferencemax(row):
+    if row.backend == "sglang" and is_inferencemax(row) and is_blackwell(row):
         return 30 if (row.concurrency or 0) >= 16 else 10
     return 1
 
