@@ -93,7 +93,15 @@ def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
 
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
     """Build the cluster from the catalog and cost model, simulate, write and show."""
-    pools = parse_deployment(deployment)
+    from dataclasses import replace
+
+    from pdplan.catalog.gpus import get_gpu
+
+    default = get_gpu(gpu).name  # a pool '@' the default GPU is the same hardware
+    pools = [
+        replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default else p
+        for p in parse_deployment(deployment)
+    ]
     make, links, kvb, chunked, spec = _cost_model(
         model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
     )
