@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pdplan.perf.step import LinearStepModel
-from pdplan.sim import Arrivals, InstanceSpec, SimConfig, simulate
+from pdplan.sim import Arrivals, InstanceSpec, SimConfig, SimResult, simulate
 
 from .helpers import aggs, lengths_workload, xpyd
 
@@ -33,39 +33,29 @@ def test_littles_law_time_average_equals_lambda_w() -> None:
     assert res.little_l == pytest.approx(lam_w, rel=1e-6)
 
 
-def test_md1_mean_wait_matches_pollaczek_khinchine() -> None:
-    # one prefill instance, batch 1, fixed 100-token prompts: service S = 100 * 1 ms = 0.1 s
-    p = InstanceSpec("prefill", LinearStepModel(base_s=0.0, per_token_s=1e-3), max_batch=1)
-    d = InstanceSpec("decode", LinearStepModel(base_s=1e-4), max_batch=1024)
-    n = 60_000
+def _md1(n: int, warmup: int = 0) -> SimResult:
+    """One prefill instance, batch 1, fixed 100-token prompts (service S = 100 * 1 ms = 0.1 s),
+    Poisson arrivals at 5 / s (rho = 0.5); decodes are near instant."""
     from pdplan.workload.core import Workload
 
+    p = InstanceSpec("prefill", LinearStepModel(base_s=0.0, per_token_s=1e-3), max_batch=1)
+    d = InstanceSpec("decode", LinearStepModel(base_s=1e-4), max_batch=1024)
     wl = Workload(np.full(n, 100, np.int32), np.full(n, 1, np.int32))
-    res = simulate(
-        SimConfig(instances=(p, d), kv_bytes_per_token=1.0),
-        wl,
-        Arrivals("poisson", rate=5.0),
-        warmup=1000,
-    )
+    cfg = SimConfig(instances=(p, d), kv_bytes_per_token=1.0)
+    return simulate(cfg, wl, Arrivals("poisson", rate=5.0), warmup=warmup)
+
+
+def test_md1_mean_wait_matches_pollaczek_khinchine() -> None:
+    res = _md1(60_000, warmup=1000)
     rho, s = 5.0 * 0.1, 0.1
     wq = rho * s / (2 * (1 - rho))  # P-K for deterministic service: 0.05 s
     assert float(np.mean(res.metric("queue"))) == pytest.approx(wq, rel=0.03)
 
 
 def test_instance_mean_queue_is_time_averaged_md1_lq() -> None:
-    # the M/D/1 prefill instance above: Lq = lambda * Wq = 5 * 0.05 = 0.25 requests waiting on
-    # average over time; utilisation = rho = 0.5 (a queue sampled only when the instance has
-    # work would read high)
-    p = InstanceSpec("prefill", LinearStepModel(base_s=0.0, per_token_s=1e-3), max_batch=1)
-    d = InstanceSpec("decode", LinearStepModel(base_s=1e-4), max_batch=1024)
-    n = 40_000
-    from pdplan.workload.core import Workload
-
-    wl = Workload(np.full(n, 100, np.int32), np.full(n, 1, np.int32))
-    res = simulate(
-        SimConfig(instances=(p, d), kv_bytes_per_token=1.0), wl, Arrivals("poisson", rate=5.0)
-    )
-    pre = res.summary()["instances"][0]
+    # Lq = lambda * Wq = 5 * 0.05 = 0.25 requests waiting on average over time; utilisation =
+    # rho = 0.5 (a queue sampled only when the instance has work would read high)
+    pre = _md1(40_000).summary()["instances"][0]
     assert pre["utilisation"] == pytest.approx(0.5, rel=0.03)
     assert pre["mean_queue"] == pytest.approx(0.25, rel=0.05)
     assert pre["mean_running"] == 0.0
