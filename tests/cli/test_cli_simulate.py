@@ -204,3 +204,22 @@ def test_role_switch_schedule(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in ("20:prefill9:decode", "20:1:agg", "soon:1:decode"):
         rc, _, err = _run(capsys, *args, "--switch", bad)
         assert rc != 0 and "TIME_S:INSTANCE:ROLE" in err and "Traceback" not in err
+
+
+def test_timeline_out_samples_every_instance(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "timeline.csv"
+    args = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--deployment", "1P:tp1+1D:tp1",
+            "--workload", "poisson:rate=4,n=400,isl=512,osl=64", "--json"]  # fmt: skip
+    rc, _, err = _run(capsys, *args, "--timeline-out", str(out), "--sample-interval", "2")
+    assert rc == 0, err
+    import numpy as np
+
+    tl = np.genfromtxt(out, delimiter=",", names=True)
+    assert tl.dtype.names == ("t_s", "instance", "queued", "running", "kv_tokens")
+    assert set(tl["instance"].astype(int)) == {0, 1} and (np.diff(tl["t_s"]) >= 0).all()
+    for i in (0, 1):  # at most one sample per 2 s per instance
+        assert (np.diff(tl["t_s"][tl["instance"] == i]) >= 2.0).all()
+    rc, _, err = _run(capsys, *args, "--sample-interval", "0")
+    assert rc != 0 and "--sample-interval=0.0 must be a positive number of seconds" in err

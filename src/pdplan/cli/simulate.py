@@ -3,92 +3,19 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from pdplan.errors import ConfigError, InputError
-from pdplan.sim import Arrivals, SimConfig, build_instances, parse_deployment, simulate
+from pdplan.sim import SimConfig, build_instances, parse_deployment, simulate
 
 from ._common import console, emit, kv_table
+from ._simulate_setup import cost_model, prefix_caches, switches
+from ._simulate_setup import workload as workload_of
 
 __all__ = ["register"]
-
-
-def _cost_model(
-    model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
-) -> tuple[Any, Any, float, bool, Any]:
-    """(make(role, layout, gpu) -> (StepModel, KV tokens), links(gpu) -> the GPU's link speeds
-    and NVLink domain, KV bytes/token, whether the engine chunks prompts into mixed batches,
-    the ModelSpec) from the catalog and the real cost model. `gpu` is the default; a pool may
-    name its own ('4P:tp4@h100'). Every layout is checked on its GPU (e.g. TP must divide the
-    attention heads) and must hold its weights (DoesNotFitError says by how much)."""
-    from functools import cache
-
-    from pdplan.catalog.gpus import get_gpu
-    from pdplan.catalog.models import get_model
-    from pdplan.perf.costmodel import CostModel
-    from pdplan.perf.efficiency import get_efficiency
-    from pdplan.perf.memory import engine_kv_memory, plan_memory
-    from pdplan.plan.steady import valid_layout
-
-    m = get_model(model)
-    hw = cache(lambda name: get_gpu(name or gpu))
-    g = hw(None)
-    eff = get_efficiency(engine, g.name, g.hbm_gib)  # the engine's defaults on this GPU
-
-    def make(role: str, layout: Any, on: str | None = None) -> tuple[Any, int]:
-        gpu_spec = hw(on)
-        lay = valid_layout(m, gpu_spec, layout)
-        frac, of_free = engine_kv_memory(engine)
-        mem = plan_memory(
-            m, gpu_spec, lay, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free
-        )
-        cm = CostModel(m, gpu_spec, lay, engine, weight_dtype, kv_dtype)
-        return cm, int(mem.kv_capacity_tokens)
-
-    def links(on: str | None) -> dict[str, float]:
-        s = hw(on)  # KV moves over NVLink inside one scale-up domain, else over the NICs
-        return {
-            "nic_bytes_per_s": s.nic_bytes_per_s,
-            "nvlink_bytes_per_s": s.scaleup_bytes_per_s,
-            "gpus_per_node": s.scaleup_domain,
-        }
-
-    return make, links, float(m.kv_bytes_per_token(kv_dtype)), eff.chunked, m
-
-
-def _workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
-    """A trace FILE (timestamps replayed) or 'poisson:rate=10,n=5000,isl=...,osl=...'."""
-    import pdplan.workload as wlmod
-
-    m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
-    if m is None:
-        if not Path(spec).exists():
-            raise InputError(
-                "no such workload file (or use poisson:rate=R,n=N,isl=..,osl=..)", path=spec
-            )
-        wl = wlmod.read_workload(spec)  # type: ignore[attr-defined]
-        return wl, Arrivals("trace" if wl.has_times else "poisson", duration_s=duration)
-    kw = dict(p.split("=", 1) for p in m.group(2).split(",") if "=" in p)
-    try:
-        n = int(kw.pop("n", "1000"))
-        rate = float(kw.pop("rate", "0") or 0)
-        conc = int(kw.pop("c", kw.pop("concurrency", "1")))
-    except ValueError as exc:
-        raise InputError(f"bad number in workload spec {spec!r}: {exc}") from exc
-    lengths = {"input": kw.pop("isl", kw.pop("input", "1024")), "output": "256"}
-    lengths["output"] = kw.pop("osl", kw.pop("output", "256"))
-    if kw:
-        raise InputError(f"unknown key(s) {', '.join(kw)} in workload spec {spec!r}")
-    wl = wlmod.synthesize(n=n, rate=rate or 1.0, **lengths)  # type: ignore[attr-defined]
-    if m.group(1) == "closed":
-        if conc < 1:
-            raise InputError(f"c (closed-loop clients) must be >= 1 in workload spec {spec!r}")
-        return wl, Arrivals("closed", concurrency=conc)
-    return wl, Arrivals("poisson", rate=rate, duration_s=duration)
 
 
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
@@ -102,7 +29,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default else p
         for p in parse_deployment(deployment)
     ]
-    make, links, kvb, chunked, spec = _cost_model(
+    make, links, kvb, chunked, spec = cost_model(
         model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
     )
     kw: dict[str, Any] = {}
@@ -110,10 +37,10 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         kw["chunk_budget"] = o["chunk"]  # else agg pools chunk at the engine's budget (x DP)
     if o["max_batch"]:
         kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
-    wl, arrivals = _workload(workload, o["duration"])
+    wl, arrivals = workload_of(workload, o["duration"])
     instances = build_instances(pools, make, links=links, chunked=chunked, **kw)
     cfg = SimConfig(
-        instances=_prefix_caches(instances, wl, o["prefix_cache"]),
+        instances=prefix_caches(instances, wl, o["prefix_cache"]),
         kv_bytes_per_token=kvb,
         kv_layers=spec.num_layers,
         routing=o["routing"],
@@ -124,7 +51,8 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         ttft_slo_s=o["slo_ttft"],
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
-        switches=_switches(o["switch"], instances),
+        sample_interval_s=o["sample_interval"],
+        switches=switches(o["switch"], instances),
         switch_cost_s=o["switch_cost"],
     )
     from rich.progress import Progress
@@ -132,61 +60,8 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     with Progress(console=console, transient=True, disable=o["as_json"]) as bar:
         task = bar.add_task("simulating", total=len(wl))
         res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
-    _write(res, o["requests_out"], o["trace_out"])
+    _write(res, o)
     _show(res.summary(), deployment, o["as_json"])
-
-
-def _switches(specs: list[str], instances: tuple[Any, ...]) -> tuple[Any, ...]:
-    """'T:WHO:ROLE' -> RoleSwitch: at T seconds, instance WHO (its index, or its name's first
-    part as the summary prints it, e.g. 'prefill1') drains and becomes ROLE."""
-    from pdplan.sim import RoleSwitch
-
-    names = {i.name.split(":")[0]: k for k, i in enumerate(instances)}
-    out = []
-    for spec in specs:
-        parts = spec.strip().lower().split(":")
-        try:
-            t, who, role = float(parts[0]), parts[1], parts[2]
-            idx = int(who) if who.isdigit() else names[who]
-            bad_role = role not in ("prefill", "decode")
-            if len(parts) != 3 or not t >= 0 or not 0 <= idx < len(instances) or bad_role:
-                raise ValueError
-        except (ValueError, IndexError, KeyError):
-            raise ConfigError(
-                f"--switch {spec!r}: use TIME_S:INSTANCE:ROLE with ROLE prefill or decode, e.g. "
-                f"600:prefill1:decode (instances: {', '.join(names)})"
-            ) from None
-        out.append(RoleSwitch(t, idx, role))
-    return tuple(out)
-
-
-def _prefix_caches(instances: tuple[Any, ...], wl: Any, setting: str) -> tuple[Any, ...]:
-    """Give prefill and aggregated instances an LRU prefix cache: 'off', 'auto' (the whole KV
-    pool, in the trace's blocks: vLLM / SGLang keep finished prompts' blocks in the KV cache
-    until running requests need them, so this is an upper bound) or a number of blocks."""
-    from dataclasses import replace
-
-    setting = setting.strip().lower()
-    if setting == "off":
-        return instances
-    if not wl.has_hashes:
-        raise InputError(
-            "--prefix-cache needs a trace with prefix block hashes (Mooncake 'hash_ids'); "
-            "this workload has none"
-        )
-    if setting != "auto" and not (setting.isdigit() and int(setting) > 0):
-        raise ConfigError(f"--prefix-cache={setting!r}: use off, auto or a number of blocks >= 1")
-    return tuple(
-        i
-        if i.role == "decode"
-        else replace(
-            i,
-            prefix_cache_blocks=int(setting)
-            if setting != "auto"
-            else max(1, i.kv_capacity_tokens // wl.block_tokens),
-        )
-        for i in instances
-    )
 
 
 def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
@@ -212,34 +87,37 @@ def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
     emit(s, as_json, lambda c: c.print(kv_table(f"simulate {deployment}", rows)))
 
 
-def _write(res: Any, requests_out: str | None, trace_out: str | None) -> None:
-    if requests_out:
-        table = res.request_table()
+def _write(res: Any, o: dict[str, Any]) -> None:
+    """Per-request rows, the instances' timeline (CSV, or Parquet by extension) and the
+    Chrome trace, where asked for."""
+    if o["requests_out"]:
+        _write_table(res.request_table(), o["requests_out"])
+    if o["timeline_out"]:
+        _write_table(res.timeline_table(), o["timeline_out"])
+    if o["trace_out"]:
         try:
-            if requests_out.endswith(".parquet"):
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-
-                pq.write_table(pa.table(table), requests_out)
-            else:
-                import numpy as np
-
-                cols = list(table)
-                np.savetxt(
-                    requests_out,
-                    np.column_stack([table[c] for c in cols]),
-                    delimiter=",",
-                    header=",".join(cols),
-                    comments="",
-                    fmt="%.9g",
-                )
+            Path(o["trace_out"]).write_text(json.dumps(res.chrome_trace()))
         except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", path=requests_out) from exc
-    if trace_out:
-        try:
-            Path(trace_out).write_text(json.dumps(res.chrome_trace()))
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", path=trace_out) from exc
+            raise InputError(f"cannot write: {exc.strerror}", path=o["trace_out"]) from exc
+
+
+def _write_table(table: dict[str, Any], path: str) -> None:
+    """Columns -> Parquet (a .parquet name) or CSV with a header row."""
+    try:
+        if path.endswith(".parquet"):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.table(table), path)
+        else:
+            import numpy as np
+
+            cols = list(table)
+            data = np.column_stack([table[c] for c in cols]) if cols else np.zeros((0, 0))
+            header = ",".join(cols)
+            np.savetxt(path, data, delimiter=",", header=header, comments="", fmt="%.9g")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
 
 
 def register(app: typer.Typer) -> None:
@@ -308,11 +186,20 @@ def register(app: typer.Typer) -> None:
             5.0, "--switch-cost", min=0.0, help="seconds an instance is out while switching"
         ),
         requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
+        timeline_out: str = typer.Option(
+            None,
+            "--timeline-out",
+            help="per-instance queue / batch / KV samples over time, CSV or Parquet",
+        ),
+        sample_interval: float = typer.Option(
+            1.0, "--sample-interval", help="timeline sampling period, s"
+        ),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Simulate a deployment on a workload: tail TTFT / TPOT / ITL, SLO attainment, goodput."""
-        for flag, v in (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot)):
+        positive = (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot))
+        for flag, v in (*positive, ("--sample-interval", sample_interval)):
             if not v > 0:
                 raise ConfigError(f"{flag}={v} must be a positive number of seconds")
         opts = {
@@ -322,5 +209,6 @@ def register(app: typer.Typer) -> None:
             "weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "max_batch": max_batch,
             "pairing": pairing, "transfer": transfer, "preemption": preemption,
             "prefix_cache": prefix_cache, "switch": switch, "switch_cost": switch_cost,
+            "timeline_out": timeline_out, "sample_interval": sample_interval,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)

@@ -148,6 +148,8 @@ class SimConfig:
     def __post_init__(self) -> None:
         if self.frontend_s < 0 or self.frontend_token_s < 0:
             raise ConfigError("frontend_s and frontend_token_s must be >= 0")
+        if not self.sample_interval_s > 0:
+            raise ConfigError(f"sample_interval_s={self.sample_interval_s} must be > 0 s")
         _check(self.routing, ROUTINGS, "routing")
         _check(self.pairing, PAIRINGS, "pairing")
         _check(self.transfer_mode, TRANSFER_MODES, "transfer mode")

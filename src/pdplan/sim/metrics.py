@@ -121,6 +121,26 @@ class SimResult:
             "events": self.events,
         }
 
+    def timeline_table(self) -> dict[str, np.ndarray]:
+        """Every instance's samples, by time: t_s, instance (index in the summary's
+        `instances`), queued (requests waiting there), running (sequences in its batch),
+        kv_tokens (KV slots in use). Samples are taken at step boundaries, at most one per
+        SimConfig.sample_interval_s; an idle instance records none."""
+        parts = [
+            (np.full(len(i["timeline"]), i["index"]), i["timeline"])
+            for i in self.instances
+            if len(i["timeline"])
+        ]
+        if not parts:
+            keys = ("t_s", "instance", "queued", "running", "kv_tokens")
+            return {k: np.zeros(0) for k in keys}
+        idx = np.concatenate([p[0] for p in parts])
+        s = np.concatenate([p[1] for p in parts])
+        order = np.argsort(s[:, 0], kind="stable")
+        s, idx = s[order], idx[order]
+        return {"t_s": s[:, 0], "instance": idx, "queued": s[:, 1], "running": s[:, 2],
+                "kv_tokens": s[:, 3]}  # fmt: skip
+
     def prefix_hit_rate(self) -> float:
         """Prompt tokens served from prefix caches / prompt tokens, over measured requests
         whose prefill started (0 without caching)."""
