@@ -97,7 +97,7 @@ def build_instances(
     defaults, per attention-DP rank) set them, and with `chunked` (the engine mixes prompt
     chunks into decode steps) an aggregated pool's chunk budget is its step_token_budget."""
     out: list[InstanceSpec] = []
-    node, used, hw_prev = 0, 0, pools[0].gpu if pools else None
+    nodes = _Nodes()
     per_role: dict[str, int] = {}
     for pool in pools:
         model, cap = make(pool.role, pool.layout, pool.gpu)
@@ -105,30 +105,39 @@ def build_instances(
         per_node = int(hw.pop("gpus_per_node", gpus_per_node))
         kw = {**hw, **spec_kw}
         _engine_defaults(kw, model, chunked and pool.role == "agg")
-        if pool.gpu != hw_prev and used:  # other hardware: other servers
-            node, used = node + 1, 0
-        hw_prev, g = pool.gpu, pool.layout.gpus
+        g = pool.layout.gpus
         for _ in range(pool.count):
-            if used and used + g > per_node:
-                node, used = node + 1, 0
-            k = per_role.get(pool.role, 0)
-            per_role[pool.role] = k + 1
-            name = f"{pool.role}{k}:{pool.layout}" + (f"@{pool.gpu}" if pool.gpu else "")
+            k = per_role[pool.role] = per_role.get(pool.role, -1) + 1
             out.append(
                 InstanceSpec(
                     role=pool.role,
                     step_model=model,
                     kv_capacity_tokens=cap,
-                    node=node,
+                    node=nodes.place(pool.gpu, g, per_node),
                     gpus=g,
-                    name=name,
+                    name=f"{pool.role}{k}:{pool.layout}" + (f"@{pool.gpu}" if pool.gpu else ""),
                     **kw,
                 )
             )  # type: ignore[arg-type]
-            used += g
-            if used >= per_node:
-                node, used = node + (used // per_node), 0
     return tuple(out)
+
+
+class _Nodes:
+    """Packs instances onto NVLink nodes in order: an instance never straddles a node unless
+    it is larger than one, and an instance on other hardware starts a new node."""
+
+    def __init__(self) -> None:
+        self.node, self.used, self.hw = 0, 0, ""
+
+    def place(self, hw: str | None, gpus: int, per_node: int) -> int:
+        """The node of the next instance of `gpus` GPUs on hardware `hw`."""
+        if self.used and (hw != self.hw or self.used + gpus > per_node):
+            self.node, self.used = self.node + 1, 0
+        self.hw, node = hw, self.node
+        self.used += gpus
+        if self.used >= per_node:
+            self.node, self.used = self.node + self.used // per_node, 0
+        return node
 
 
 def _engine_defaults(kw: dict[str, object], model: StepModel, chunk: bool) -> None:
