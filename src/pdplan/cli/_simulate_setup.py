@@ -8,9 +8,22 @@ from pathlib import Path
 from typing import Any
 
 from pdplan.errors import ConfigError, InputError
-from pdplan.sim import Arrivals
+from pdplan.sim import Arrivals, Pool, parse_deployment
 
-__all__ = ["cost_model", "prefix_caches", "switches", "workload"]
+__all__ = ["cost_model", "pools_on", "prefix_caches", "switches", "workload"]
+
+
+def pools_on(deployment: str, gpu: str) -> list[Pool]:
+    """The deployment's pools; one named '@' the default GPU runs on the same hardware."""
+    from dataclasses import replace
+
+    from pdplan.catalog.gpus import get_gpu
+
+    default = get_gpu(gpu).name
+    return [
+        replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default else p
+        for p in parse_deployment(deployment)
+    ]
 
 
 def cost_model(

@@ -9,10 +9,10 @@ from typing import Any
 import typer
 
 from pdplan.errors import ConfigError, InputError
-from pdplan.sim import SimConfig, build_instances, parse_deployment, simulate
+from pdplan.sim import SimConfig, build_instances, simulate
 
 from ._common import console, emit, kv_table
-from ._simulate_setup import cost_model, prefix_caches, switches
+from ._simulate_setup import cost_model, pools_on, prefix_caches, switches
 from ._simulate_setup import workload as workload_of
 
 __all__ = ["register"]
@@ -20,15 +20,7 @@ __all__ = ["register"]
 
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
     """Build the cluster from the catalog and cost model, simulate, write and show."""
-    from dataclasses import replace
-
-    from pdplan.catalog.gpus import get_gpu
-
-    default = get_gpu(gpu).name  # a pool '@' the default GPU is the same hardware
-    pools = [
-        replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default else p
-        for p in parse_deployment(deployment)
-    ]
+    pools = pools_on(deployment, gpu)
     make, links, kvb, chunked, spec = cost_model(
         model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
     )
