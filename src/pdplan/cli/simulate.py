@@ -63,8 +63,8 @@ def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
     rows += [(k, f"{s[k]:.3f} req/s") for k in ("throughput_rps", "goodput_rps")]
     rows += [
         (
-            f"{m[:-2].upper()} p50 / p90 / p99 (ms)",
-            " / ".join(f"{s[m][q] * 1e3:.1f}" for q in ("p50", "p90", "p99")),
+            f"{m[:-2].upper()} p50 / p90 / p99 / p99.9 (ms)",
+            " / ".join(f"{s[m][q] * 1e3:.1f}" for q in ("p50", "p90", "p99", "p99.9")),
         )
         for m in ("ttft_s", "tpot_s", "itl_s", "e2e_s")
     ]
