@@ -79,15 +79,62 @@ PRESETS: dict[str, tuple[str, str, str | None]] = {
     ),
     "mimo-7b": ("XiaomiMiMo--MiMo-7B-Base", "XiaomiMiMo/MiMo-7B-Base", None),
     "step-3.7-flash": ("stepfun-ai--Step-3.7-Flash", "stepfun-ai/Step-3.7-Flash", None),
+    # Llama 4: chunked local attention + interleaved MoE (catalog/hf_hybrid.py)
+    "llama-4-scout-17b-16e": (
+        "meta-llama--Llama-4-Scout-17B-16E-Instruct",
+        "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        None,
+    ),
+    "llama-4-maverick-17b-128e": (
+        "meta-llama--Llama-4-Maverick-17B-128E-Instruct",
+        "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+        None,
+    ),
+    # Nemotron-H / Nemotron-3: Mamba2 + attention + MLP / (latent) MoE blocks
+    "nemotron-3-nano-30b-a3b": (
+        "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        None,
+    ),
+    # Super: only the FP8 / NVFP4 copies are in the store; the BF16 release has the same shape
+    "nemotron-3-super-120b-a12b": (
+        "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+        "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+        None,
+    ),
+    "nemotron-3-ultra-550b-a55b": (
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+        "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+        None,
+    ),
+    "nemotron-3.5-lightning-30b-a3b": (
+        "nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
+        "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
+        "fp4",
+    ),
+    "nemotron-h-56b": ("nvidia--Nemotron-H-56B-Base-8K", "nvidia/Nemotron-H-56B-Base-8K", None),
 }
 
-_SKIP = {"name", "hf_id", "source", "layer_types", "weight_dtype"}
+_SKIP = {"name", "hf_id", "source", "layer_types", "ffn_types", "weight_dtype"}
 
 
 def _pattern(types: tuple[str, ...]) -> list[str] | None:
     """Shortest cycle that repeats to `types`; None when every layer is full attention."""
     if all(t == "full" for t in types):
         return None
+    for p in range(1, len(types) + 1):
+        if all(types[i] == types[i % p] for i in range(len(types))):
+            return list(types[:p])
+    return list(types)
+
+
+def _compact(pattern: list[str]) -> list[str] | str:
+    """Long patterns as one space-separated string (one line in the generated file)."""
+    return " ".join(pattern) if len(pattern) > 8 else pattern
+
+
+def _cycle(types: tuple[str, ...]) -> list[str]:
+    """Shortest prefix that repeats to `types`."""
     for p in range(1, len(types) + 1):
         if all(types[i] == types[i % p] for i in range(len(types))):
             return list(types[:p])
@@ -104,7 +151,9 @@ def preset_dict(spec: ModelSpec, hf_id: str, dtype: str | None, stem: str) -> di
         d[f.name] = dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v
     pat = _pattern(spec.layer_types)
     if pat:
-        d["layer_pattern"] = pat
+        d["layer_pattern"] = _compact(pat)
+    if spec.ffn_types:
+        d["ffn_pattern"] = _compact(_cycle(spec.ffn_types))
     d["weight_dtype"] = dtype or spec.weight_dtype
     return d
 

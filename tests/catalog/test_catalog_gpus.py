@@ -104,10 +104,29 @@ def test_hbm_hand_values() -> None:
         ("h200", "h200-sxm"),
         ("B200 SXM", "b200-sxm"),
         ("MI355X", "mi355x"),
+        # AIConfigurator system names (src/aiconfigurator/systems/*.yaml)
+        ("h20_3e", "h20-3e"),
+        ("rtx_pro_6000_server", "rtx-pro-6000"),
+        ("rtxpro6000_blackwell_server", "rtx-pro-6000"),
+        ("h800_sxm", "h800-sxm"),
+        ("a100_sxm", "a100-sxm"),
     ],
 )
 def test_aliases(alias: str, key: str) -> None:
     assert get_gpu(alias).name == key
+
+
+def test_pcie_blackwell_card() -> None:
+    """RTX PRO 6000 Blackwell Server: FP4 tensor cores, GDDR7, no NVLink (PCIe Gen5 between GPUs),
+    usable memory as nvidia-smi reports it (97887 MiB)."""
+    g = get_gpu("rtx-pro-6000")
+    assert g.fp4_tflops == pytest.approx(2 * g.fp8_tflops)  # type: ignore[operator]
+    assert g.hbm_gib == pytest.approx(97887 / 1024, abs=0.01)
+    assert g.scaleup_gbps == g.pcie_gbps == 64
+    assert g.hbm_tbps < get_gpu("h100-sxm").hbm_tbps
+    h20e, h20 = get_gpu("h20-3e"), get_gpu("h20")
+    assert (h20e.bf16_tflops, h20e.fp8_tflops) == (h20.bf16_tflops, h20.fp8_tflops)  # same die
+    assert h20e.hbm_gib > h20.hbm_gib and h20e.hbm_tbps > h20.hbm_tbps
 
 
 def test_calibration_systems_resolve() -> None:

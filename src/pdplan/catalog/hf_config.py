@@ -15,6 +15,7 @@ __all__ = ["load_config_dict", "model_from_hf_config"]
 
 # Config keys that mark a layer structure ModelSpec cannot describe; reading such a config
 # with the generic rules would silently give wrong parameter or KV numbers, so we refuse.
+# (Families with a reader of their own, catalog/hf_hybrid.py, are dispatched before this.)
 _UNSUPPORTED: dict[str, str] = {
     "hybrid_override_pattern": "Mamba/attention hybrid layers (Nemotron-H)",
     "layers_block_type": "Mamba/attention hybrid layers (Nemotron-H)",
@@ -280,8 +281,13 @@ def model_from_hf_config(
     arch = str(archs[0]) if isinstance(archs, list) and archs else str(archs)
     t = _text_config(d)
     r = _Reader(t, where, arch)
+    quant = t.get("quantization_config") or side
+    from pdplan.catalog.hf_hybrid import FAMILY_READERS  # imports this module's _Reader users
+
+    family = FAMILY_READERS.get(str(t.get("model_type") or ""))
+    if family is not None:
+        return family(r, quant, name or hf_id or arch, hf_id or "", arch)
     for key, what in _UNSUPPORTED.items():
         if t.get(key) is not None:
             raise r.fail(f"unsupported {what} ({key})")
-    quant = t.get("quantization_config") or side
     return _build(r, quant, name or hf_id or arch, hf_id or "", arch)

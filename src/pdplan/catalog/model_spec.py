@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pdplan.catalog.model_parts import (
+    _FFN_KINDS,
+    _LAYER_KINDS,
+    DTYPE_BYTES,
+    LinearAttnSpec,
+    MLASpec,
+    MoESpec,
+    dtype_bytes,
+)
+
 __all__ = [
     "DTYPE_BYTES",
     "LinearAttnSpec",
@@ -13,84 +23,16 @@ __all__ = [
     "dtype_bytes",
 ]
 
-# Bytes per element of each storage dtype. FP4 (NVFP4 / MXFP4) is 4 bits = 0.5 B; the
-# per-block scale (1 FP8 scale per 16 values for NVFP4, NVIDIA Blackwell docs) adds 1/16 B.
-DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4.0,
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "int4": 0.5 + 1 / 64,  # int4 weight-only with one fp16 scale per 128 values (AWQ/GPTQ g128)
-    "fp4": 0.5 + 1 / 16,  # NVFP4: 4-bit values + one FP8 scale per 16-value block
-}
-
-
-def dtype_bytes(dtype: str) -> float:
-    """Bytes per element of `dtype` (bf16, fp16, fp8, int8, int4, fp4, fp32)."""
-    key = dtype.lower().replace("nvfp4", "fp4").replace("mxfp4", "fp4")
-    if key not in DTYPE_BYTES:
-        from pdplan.errors import ConfigError
-
-        raise ConfigError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(DTYPE_BYTES))}")
-    return DTYPE_BYTES[key]
-
-
-@dataclass(frozen=True)
-class MLASpec:
-    """Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2, GLM-5): low-rank Q and a KV latent."""
-
-    q_lora_rank: int | None  # None: Q is a full projection hidden -> heads*qk_head_dim
-    kv_lora_rank: int  # latent width cached per token per layer (512 for DeepSeek-V3)
-    qk_nope_head_dim: int
-    qk_rope_head_dim: int  # decoupled RoPE key, cached per token per layer (64 for DS-V3)
-    v_head_dim: int
-    # DSA lightning indexer (DeepSeek-V3.2 / GLM-5): index_n_heads heads of index_head_dim read a
-    # per-token key cache of index_head_dim elements per layer; 0 = no indexer.
-    index_n_heads: int = 0
-    index_head_dim: int = 0
-    # DSA: each query attends only the index_topk keys its indexer picks (2048 in DeepSeek-V3.2
-    # and GLM-5 config.json); 0 = dense MLA
-    index_topk: int = 0
-
-    @property
-    def qk_head_dim(self) -> int:
-        return self.qk_nope_head_dim + self.qk_rope_head_dim
-
-
-@dataclass(frozen=True)
-class MoESpec:
-    """Mixture-of-experts FFN: routed top-k experts, optional shared experts, dense first layers."""
-
-    num_experts: int  # routed experts per MoE layer
-    experts_per_token: int  # top-k
-    expert_intermediate_size: int  # FFN width of one routed expert
-    num_shared_experts: int = 0
-    shared_intermediate_size: int = 0  # FFN width of ONE shared expert
-    first_dense_layers: int = 0  # DeepSeek first_k_dense_replace: these layers use a dense FFN
-    layer_freq: int = 1  # after the dense layers, every layer_freq-th layer is MoE
-    # explicit 0-based MoE layer indices when the pattern is irregular (Qwen mlp_only_layers,
-    # per-layer moe_layer_freq lists); None = use first_dense_layers / layer_freq
-    moe_layer_ids: tuple[int, ...] | None = None
-
-
-@dataclass(frozen=True)
-class LinearAttnSpec:
-    """Linear-attention layers (Qwen3.5 Gated DeltaNet): a fixed-size state, no growing KV."""
-
-    num_key_heads: int
-    num_value_heads: int
-    key_head_dim: int
-    value_head_dim: int
-    conv_kernel: int = 4
-
 
 @dataclass(frozen=True)
 class ModelSpec:
     """The shape of a decoder-only transformer as far as serving cost is concerned.
 
     `layer_types[i]` is "full" (global attention), "sliding" (window attention, KV capped at
-    `sliding_window` tokens) or "linear" (fixed-size recurrent state, no KV growth).
+    `sliding_window` tokens), "linear" (fixed-size recurrent state, no KV growth: Gated
+    DeltaNet, Mamba2) or "none" (no token mixer: an FFN-only block, as in Nemotron-H).
+    `ffn_types[i]` is "dense", "moe" or "none" (a mixer-only block); empty means every layer
+    has an FFN, routed-expert where `moe` says so (first_dense_layers / layer_freq / ids).
     """
 
     name: str
@@ -115,16 +57,33 @@ class ModelSpec:
     source: str = ""
     attn_output_gate: bool = False  # Qwen3.5/Qwen3-Next: q_proj also emits a sigmoid gate (2x q)
     num_mtp_layers: int = 0  # multi-token-prediction layers; recorded, not counted in params
+    ffn_types: tuple[str, ...] = ()
+    # SwiGLU / GeGLU FFNs have gate, up and down matrices (3 h x I); a plain MLP (Nemotron-H's
+    # squared ReLU) has up and down only (2 h x I), for dense and expert FFNs alike
+    ffn_gated: bool = True
 
     def __post_init__(self) -> None:
+        from pdplan.errors import ConfigError
+
         if not self.layer_types:
             object.__setattr__(self, "layer_types", ("full",) * self.num_layers)
         if len(self.layer_types) != self.num_layers:
-            from pdplan.errors import ConfigError
-
             raise ConfigError(
                 f"{self.name}: {len(self.layer_types)} layer_types for {self.num_layers} layers"
             )
+        bad = sorted(set(self.layer_types) - _LAYER_KINDS)
+        if bad:
+            raise ConfigError(f"{self.name}: unknown layer kinds {', '.join(bad)}")
+        if self.ffn_types:
+            if len(self.ffn_types) != self.num_layers:
+                raise ConfigError(
+                    f"{self.name}: {len(self.ffn_types)} ffn_types for {self.num_layers} layers"
+                )
+            bad = sorted(set(self.ffn_types) - _FFN_KINDS)
+            if bad:
+                raise ConfigError(f"{self.name}: unknown FFN kinds {', '.join(bad)}")
+            if "moe" in self.ffn_types and self.moe is None:
+                raise ConfigError(f"{self.name}: MoE layers without a MoE spec")
 
     # ---- structure -------------------------------------------------------------------------
     @property
@@ -135,11 +94,24 @@ class ModelSpec:
     def attention_kind(self) -> str:
         return "mla" if self.mla is not None else "gqa"
 
+    @property
+    def ffn_mats(self) -> int:
+        """Weight matrices per FFN: 3 (gate, up, down) when gated, else 2 (up, down)."""
+        return 3 if self.ffn_gated else 2
+
+    def ffn_kind(self, i: int) -> str:
+        """Layer i's FFN: "moe", "dense" or "none"."""
+        if self.ffn_types:
+            return self.ffn_types[i]
+        return "moe" if self.is_moe_layer(i) else "dense"
+
     def is_moe_layer(self, i: int) -> bool:
         """True when layer i (0-based) has a routed-expert FFN."""
         m = self.moe
         if m is None:
             return False
+        if self.ffn_types:
+            return self.ffn_types[i] == "moe"
         if m.moe_layer_ids is not None:
             return i in m.moe_layer_ids
         if i < m.first_dense_layers:
@@ -157,6 +129,8 @@ class ModelSpec:
     def attn_params(self, kind: str = "full") -> int:
         """Parameters of one attention block of the given kind (projections only)."""
         h = self.hidden_size
+        if kind == "none":
+            return 0
         if kind == "linear" and self.linear_attn is not None:
             la = self.linear_attn
             k_dim, v_dim = (
@@ -164,7 +138,9 @@ class ModelSpec:
                 la.num_value_heads * la.value_head_dim,
             )
             # Gated DeltaNet: q,k (k_dim each), v, gate z (v_dim each), beta+alpha (2*Hv), out proj,
-            # causal conv over q,k,v (kernel*(2k+v)); Qwen3.5 modeling code.
+            # causal conv over q,k,v (kernel*(2k+v)); Qwen3.5 modeling code. Mamba2 has the same
+            # shape with B, C for q, k and x for v (in_proj h -> 2 d_inner + 2 G d_state + H;
+            # transformers NemotronH mixer), one Hv fewer per token: within 0.1 %.
             proj = h * (2 * k_dim + 2 * v_dim + 2 * la.num_value_heads) + v_dim * h
             return proj + la.conv_kernel * (2 * k_dim + v_dim)
         if self.mla is not None:
@@ -193,8 +169,8 @@ class ModelSpec:
         return q_in * a.index_n_heads * a.index_head_dim + h * (a.index_head_dim + a.index_n_heads)
 
     def dense_ffn_params(self) -> int:
-        # gated (SwiGLU) FFN: up, gate, down = 3 * h * I
-        return 3 * self.hidden_size * self.intermediate_size
+        # gated (SwiGLU) FFN: up, gate, down = 3 * h * I; plain MLP: up, down = 2 * h * I
+        return self.ffn_mats * self.hidden_size * self.intermediate_size
 
     def moe_ffn_params(self, active: bool) -> int:
         """One MoE layer's FFN params: all experts, or only the top-k (+ shared) when active."""
@@ -202,18 +178,21 @@ class ModelSpec:
         assert m is not None
         h = self.hidden_size
         routed = m.experts_per_token if active else m.num_experts
-        experts = routed * 3 * h * m.expert_intermediate_size
-        shared = m.num_shared_experts * 3 * h * m.shared_intermediate_size
+        experts = routed * self.ffn_mats * m.expert_dim(h) * m.expert_intermediate_size
+        shared = m.num_shared_experts * self.ffn_mats * h * m.shared_intermediate_size
         router = h * m.num_experts
-        return experts + shared + router
+        latent = 2 * h * m.latent_size  # down to the latent and back up
+        return experts + shared + router + latent
 
     def _params(self, active: bool) -> int:
         total = 0
         for i, kind in enumerate(self.layer_types):
             total += self.attn_params(kind)
-            total += (
-                self.moe_ffn_params(active) if self.is_moe_layer(i) else self.dense_ffn_params()
-            )
+            ffn = self.ffn_kind(i)
+            if ffn == "moe":
+                total += self.moe_ffn_params(active)
+            elif ffn == "dense":
+                total += self.dense_ffn_params()
         emb = self.vocab_size * self.hidden_size
         total += emb if self.tie_word_embeddings else 2 * emb
         return total
@@ -231,7 +210,7 @@ class ModelSpec:
     # ---- KV cache --------------------------------------------------------------------------
     def kv_elems_per_token_layer(self, kind: str = "full") -> int:
         """Cached elements per token per layer of this kind (K and V, or the MLA latent)."""
-        if kind == "linear":
+        if kind in ("linear", "none"):
             return 0
         if self.mla is not None:
             # MLA caches the compressed latent plus the decoupled RoPE key (DeepSeek-V2 paper s2.1);
@@ -263,7 +242,7 @@ class ModelSpec:
         elements (DeepSeek-V3.2 inference/model.py Indexer; SGLang NSATokenToKVPool)."""
         e = self.kv_elems_per_token_layer(kind)
         a = self.mla
-        if a is None or not a.index_head_dim or kind == "linear":
+        if a is None or not a.index_head_dim or kind in ("linear", "none"):
             return e * dtype_bytes(dtype)
         idx = a.index_head_dim
         return (e - idx) * dtype_bytes(dtype) + idx * 1.0 + 4.0 * -(-idx // 128)
@@ -289,6 +268,6 @@ class ModelSpec:
             return 0.0
         # state per layer: Hv * dk * dv (fp32) + conv state (kernel-1)*(2k+v) (bf16)
         k_dim, v_dim = la.num_key_heads * la.key_head_dim, la.num_value_heads * la.value_head_dim
-        state = la.num_value_heads * la.key_head_dim * la.value_head_dim * 4.0
+        state = la.num_value_heads * la.key_head_dim * la.value_head_dim * la.state_bytes
         conv = (la.conv_kernel - 1) * (2 * k_dim + v_dim) * 2.0
         return n * (state + conv)

@@ -23,6 +23,7 @@ _DTYPE_SUFFIXES: dict[str, str] = {
     "-fp4": "fp4",
     "-fp8-dynamic": "fp8",
     "-fp8": "fp8",
+    "-bf16": "bf16",
     "-int4": "int4",
     "-awq": "int4",
     "-w4a16": "int4",
@@ -44,6 +45,12 @@ _ALIASES: dict[str, str] = {
     "deepseek-v3.1-terminus": "deepseek-v3.1",
     "deepseek-v3.2-exp": "deepseek-v3.2",
     "qwen3-coder-30b-a3b": "qwen3-30b-a3b",
+    # NVIDIA's Nemotron ids carry an "NVIDIA-" prefix and a "-Base-8K" tail
+    "nvidia-nemotron-3-nano-30b-a3b": "nemotron-3-nano-30b-a3b",
+    "nvidia-nemotron-3-super-120b-a12b": "nemotron-3-super-120b-a12b",
+    "nvidia-nemotron-3-ultra-550b-a55b": "nemotron-3-ultra-550b-a55b",
+    "nvidia-nemotron-3.5-lightning-30b-a3b": "nemotron-3.5-lightning-30b-a3b",
+    "nemotron-h-56b-base-8k": "nemotron-h-56b",
 }
 
 
@@ -51,10 +58,12 @@ _ALIASES: dict[str, str] = {
 def _preset(key: str) -> ModelSpec:
     """Build the ModelSpec of one preset (nested dicts -> MLASpec / MoESpec / LinearAttnSpec)."""
     d: dict[str, Any] = dict(MODEL_PRESETS[key])
-    pattern = d.pop("layer_pattern", None)
     n = int(d["num_layers"])
-    if pattern:
-        d["layer_types"] = tuple(pattern[i % len(pattern)] for i in range(n))
+    for src, dst in (("layer_pattern", "layer_types"), ("ffn_pattern", "ffn_types")):
+        pattern = d.pop(src, None)  # a list, or one space-separated string when long
+        if pattern:
+            pattern = pattern.split() if isinstance(pattern, str) else pattern
+            d[dst] = tuple(pattern[i % len(pattern)] for i in range(n))
     if "mla" in d:
         d["mla"] = MLASpec(**d["mla"])
     if "moe" in d:

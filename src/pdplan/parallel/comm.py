@@ -49,7 +49,7 @@ def _tp_ops(model: ModelSpec, lay: Layout, t_local: float, ffn_layers: int) -> l
     if lay.tp == 1:
         return []
     msg = t_local * model.hidden_size  # elements; comm_table multiplies by dtype bytes
-    L = model.num_layers
+    L = sum(1 for k in model.layer_types if k != "none")  # layers with a token mixer
     if not lay.sp:
         return [
             CommOp("attention out", "all-reduce", "TP", lay.tp, 1, msg, layers=L),
@@ -71,13 +71,15 @@ def _moe_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
     if moe is not None and lay.ep > 1:
         # each EP rank dispatches tokens/ep tokens x top_k copies; under uniform routing a
         # fraction (ep-1)/ep lands on another rank: (T/ep)*k*h*b*(ep-1)/ep bytes per GPU
-        msg = tokens / lay.ep * moe.experts_per_token * h * (lay.ep - 1) / lay.ep
+        d = moe.expert_dim(h)  # latent MoE: tokens travel latent-wide
+        msg = tokens / lay.ep * moe.experts_per_token * d * (lay.ep - 1) / lay.ep
         ops.append(CommOp("MoE dispatch", "all-to-all", "EP", lay.ep, 1, msg, layers=n_moe))
         ops.append(CommOp("MoE combine", "all-to-all", "EP", lay.ep, 1, msg, layers=n_moe))
     if lay.dp > 1 and moe is not None:
         # DP attention: FFN layers not served by the all-to-all run over the whole stage, so
         # the dp groups' hidden states are gathered before and reduce-scattered after them
-        gathered = model.num_layers - n_moe if lay.ep > 1 else model.num_layers
+        ffn = sum(1 for i in range(model.num_layers) if model.ffn_kind(i) != "none")
+        gathered = ffn - n_moe if lay.ep > 1 else ffn
         if gathered:
             g = lay.stage_gpus
             msg = tokens * h  # the gathered tensor: all the stage's tokens
@@ -97,7 +99,7 @@ def _cp_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
     full = model.kv_elems_per_token_layer("full")
     kv_ranks = 1 if model.mla is not None else min(lay.tp, model.num_kv_heads)
     per_gpu_width = full / kv_ranks  # KV elements per token held by one TP rank
-    layers = sum(1 for k in model.layer_types if k != "linear")
+    layers = sum(1 for k in model.layer_types if k not in ("linear", "none"))
     msg = tokens / (lay.dp * lay.cp) * per_gpu_width
     return [CommOp("K,V block pass", "ring", "CP", lay.cp, lay.cp - 1, msg, layers=layers)]
 
@@ -110,7 +112,8 @@ def comm_table(
     moe_served = (
         model.num_moe_layers if (model.moe is not None and (lay.ep > 1 or lay.dp > 1)) else 0
     )
-    ffn_tp_layers = model.num_layers - moe_served
+    with_ffn = sum(1 for i in range(model.num_layers) if model.ffn_kind(i) != "none")
+    ffn_tp_layers = with_ffn - moe_served
     if model.moe is not None and lay.dp > 1:
         ffn_tp_layers = 0  # DP-attn: FFN output is reduce-scattered over the stage instead
     t_local = tokens / (lay.dp * lay.cp)  # tokens held by one TP group

@@ -52,15 +52,17 @@ class Parts:
 
 @dataclass(frozen=True)
 class LayerClass:
-    kind: str  # "full" | "sliding" | "linear"
+    kind: str  # "full" | "sliding" | "linear" | "none" (no token mixer)
     moe: bool
+    ffn: bool = True  # False: a mixer-only block (Nemotron-H Mamba / attention layers)
 
 
 def layer_classes(model: ModelSpec) -> list[tuple[LayerClass, int]]:
-    """Distinct (attention kind, MoE?) layer classes with their counts, in first-seen order."""
+    """Distinct (attention kind, MoE?, FFN?) layer classes with their counts, first-seen order."""
     counts: dict[LayerClass, int] = {}
     for i, kind in enumerate(model.layer_types):
-        c = LayerClass(kind, model.is_moe_layer(i))
+        ffn = model.ffn_kind(i)
+        c = LayerClass(kind, ffn == "moe", ffn != "none")
         counts[c] = counts.get(c, 0) + 1
     return list(counts.items())
 
@@ -105,19 +107,22 @@ def add_token_parts(
     attention side runs on `attn_tokens` / dp tokens per DP group (default `tokens`: balanced;
     the cost model passes dp x its busiest rank's tokens); routed experts see all `tokens`."""
     t_grp = (tokens if attn_tokens is None else attn_tokens) / lay.dp  # per DP-attention group
-    parts.gemm += count * _attn_proj(model, cls.kind, t_grp, lay, eff, hw)
     h = model.hidden_size
+    if cls.kind != "none":
+        parts.gemm += count * _attn_proj(model, cls.kind, t_grp, lay, eff, hw)
+        parts.comm += count * links.all_reduce(t_grp * h * ACT, lay.tp)  # after attention
+    if not cls.ffn:
+        return
     if cls.moe:
         parts.moe += count * _moe_ffn(model, tokens, lay, eff, hw)
         parts.comm += count * _moe_comm(model, tokens, lay, links)
     else:
-        w = model.intermediate_size
+        w, up = model.intermediate_size, model.ffn_mats - 1  # gate + up, or up alone
         parts.gemm += count * (
-            gemm_time(t_grp, h, 2 * w / lay.tp, hw.wb, hw.gemm_flops, hw.hbm, eff)
+            gemm_time(t_grp, h, up * w / lay.tp, hw.wb, hw.gemm_flops, hw.hbm, eff)
             + gemm_time(t_grp, w / lay.tp, h, hw.wb, hw.gemm_flops, hw.hbm, eff)
         )
         parts.comm += count * links.all_reduce(t_grp * h * ACT, lay.tp)
-    parts.comm += count * links.all_reduce(t_grp * h * ACT, lay.tp)  # after attention
 
 
 def attn_coeffs(
@@ -125,8 +130,9 @@ def attn_coeffs(
 ) -> tuple[float, float]:
     """(seconds per causal query-key pair in prefill, seconds per context token read in
     decode) of one attention layer on one GPU; both are linear, so a step's attention is
-    pairs * a + ctx * b (per DP group and CP rank). Linear-attention layers return (0, 0)."""
-    if kind == "linear":
+    pairs * a + ctx * b (per DP group and CP rank). Linear-attention and mixer-free layers
+    return (0, 0)."""
+    if kind in ("linear", "none"):
         return 0.0, 0.0
     heads = model.num_heads / lay.tp
     if model.mla is not None:
@@ -159,6 +165,8 @@ def attention_time(
     """One layer's attention core for `shape`; sliding layers cap each query at the window."""
     if kind == "linear":
         return _linear_attn(model, shape, lay, eff, hw)
+    if kind == "none":
+        return 0.0
     pairs = shape.prefill_pairs / lay.dp / lay.cp
     ctx = shape.decode_ctx / lay.dp / lay.cp if shape.decode_seqs else 0.0
     w = model.sliding_window
@@ -237,20 +245,26 @@ def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: 
     """
     m = model.moe
     assert m is not None
-    h, ie = model.hidden_size, m.expert_intermediate_size
+    h, ie = m.expert_dim(model.hidden_size), m.expert_intermediate_size  # h: expert input width
     e_local = m.num_experts / lay.ep
     touched = e_local * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
     assign = tokens * m.experts_per_token / lay.ep  # token-expert pairs on this GPU
     m_per_expert = max(1.0, assign / max(touched, 1e-9))
     eta_c = eff.gemm_eta * eff.moe_eta * m_per_expert / (m_per_expert + eff.gemm_m_half)
-    flops = 2.0 * assign * 3 * h * ie / lay.etp
-    nbytes = touched * 3 * h * ie * hw.mb / lay.etp + 2 * assign * h * ACT
+    mats = model.ffn_mats  # gate, up, down (or up, down for a plain MLP expert)
+    flops = 2.0 * assign * mats * h * ie / lay.etp
+    nbytes = touched * mats * h * ie * hw.mb / lay.etp + 2 * assign * h * ACT
     routed = max(flops / (hw.moe_flops * eta_c), nbytes / (hw.hbm * eff.mem_eta))
     shared = 0.0
+    h, t_grp = model.hidden_size, tokens / lay.dp
+    if m.latent_size:  # hidden -> latent -> hidden projections around the experts, TP-split
+        lat = m.latent_size / lay.tp
+        shared += gemm_time(t_grp, h, lat, hw.wb, hw.gemm_flops, hw.hbm, eff)
+        shared += gemm_time(t_grp, lat, h, hw.wb, hw.gemm_flops, hw.hbm, eff)
     if m.num_shared_experts:
         ws = m.num_shared_experts * m.shared_intermediate_size / lay.tp
-        t_grp = tokens / lay.dp
-        shared = gemm_time(t_grp, h, 2 * ws, hw.wb, hw.gemm_flops, hw.hbm, eff) + gemm_time(
+        up = (mats - 1) * ws
+        shared += gemm_time(t_grp, h, up, hw.wb, hw.gemm_flops, hw.hbm, eff) + gemm_time(
             t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff
         )
     return routed + shared
@@ -266,7 +280,7 @@ def _moe_comm(model: ModelSpec, tokens: float, lay: Layout, links: Links) -> flo
     """
     m = model.moe
     assert m is not None
-    h = model.hidden_size
+    h = m.expert_dim(model.hidden_size)  # a latent MoE dispatches latent-wide tokens
     width = lay.tp * lay.dp * lay.cp
     t = 0.0
     if lay.ep > 1:

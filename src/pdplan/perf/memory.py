@@ -97,17 +97,21 @@ def weight_bytes_per_gpu(
     mb = dtype_bytes(moe_dtype or weight_dtype or model.weight_dtype)
     total = 0.0
     stage = _stage_layers(model, layout.pp)
+    mats = model.ffn_mats
     for i in stage:
         total += model.attn_params(model.layer_types[i]) * wb / layout.tp
-        if model.is_moe_layer(i):
+        ffn = model.ffn_kind(i)
+        if ffn == "moe":
             m = model.moe
             assert m is not None
             h = model.hidden_size
             experts_local = math.ceil(m.num_experts / layout.ep)
-            total += experts_local * 3 * h * m.expert_intermediate_size * mb / layout.etp
-            total += m.num_shared_experts * 3 * h * m.shared_intermediate_size * wb / layout.tp
+            e_h = m.expert_dim(h)
+            total += experts_local * mats * e_h * m.expert_intermediate_size * mb / layout.etp
+            total += 2 * h * m.latent_size * wb / layout.tp  # latent projections (0 if none)
+            total += m.num_shared_experts * mats * h * m.shared_intermediate_size * wb / layout.tp
             total += h * m.num_experts * 2.0  # router in BF16, replicated
-        else:
+        elif ffn == "dense":
             total += model.dense_ffn_params() * wb / layout.tp
     emb = model.vocab_size * model.hidden_size * 2.0 / layout.tp  # BF16 embedding shard
     total += emb if (model.tie_word_embeddings or layout.pp > 1) else 2 * emb

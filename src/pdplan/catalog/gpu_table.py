@@ -1,0 +1,141 @@
+"""Built-in GPU table: datasheet numbers per accelerator, their sources and name aliases."""
+
+from __future__ import annotations
+
+from pdplan.catalog.gpu_spec import GPUSpec
+
+__all__ = ["BUILTIN"]
+
+# Numbers: reference/gpus.csv (dense, no sparsity), one row per GPU. Columns and units:
+#   vendor, bf16 TFLOP/s, fp8 TFLOP/s, fp4 TFLOP/s, int8 TOP/s, memory GiB, HBM TB/s (1e12 B/s),
+#   scale-up GB/s unidirectional per GPU, scale-up domain (GPUs), GPUs per node,
+#   NIC Gb/s per GPU, host PCIe GB/s unidirectional, TDP W, measured max achievable BF16 matmul
+#   TFLOP/s (MAMF, Bekman's ML Engineering table; A800 / H800 take the A100 / H100 figure: same
+#   die and clocks; None where none was measured).
+# Memory is the usable capacity where the csv notes give one (nvidia-smi MiB / 1024):
+#   GB200 189471 MiB = 185.03 GiB, B300 275040 MiB = 268.59 GiB, GB300 284208 MiB = 277.55 GiB,
+#   L40S 46068 MiB = 44.99 GiB; otherwise the csv's capacity column read as GiB (H100 80, H200 141).
+# PCIe cards (H100-PCIe, L40S, L4): the csv lists scale-up domain 1 (no NVLink); we set the domain
+# to the 8 GPUs of the node so TP inside a node runs at the PCIe scale-up figure (AIC's intra-node
+# model: intra_node_bw = PCIe), instead of being barred.
+_Row = tuple[str, float, float | None, float | None, float | None, float, float, float, int, int]
+_ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
+    # key: ((vendor, bf16, fp8, fp4, int8, GiB, TB/s, scaleup GB/s, domain, per node), nic, pcie, W,
+    #       MAMF)
+    "a100-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 300, 8, 8), 200, 32, 400, 271.2),
+    "h100-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 450, 8, 8), 400, 64, 700, 794.5),
+    "h100-pcie": (("NVIDIA", 756.5, 1513, None, 1513, 80, 2.0, 64, 8, 8), 400, 64, 350, None),
+    "h200-sxm": (("NVIDIA", 989, 1979, None, 1979, 141, 4.8, 450, 8, 8), 400, 64, 700, 794.5),
+    "h20": (("NVIDIA", 148, 296, None, 296, 96, 4.0, 450, 8, 8), 400, 64, 400, None),
+    # the H20 die with 141 GB of HBM3e (AIC h20_3e.yaml: 4917 GB/s, 141 GiB, 200 Gb/s NIC per GPU)
+    "h20-3e": (("NVIDIA", 148, 296, None, 296, 141, 4.917, 450, 8, 8), 200, 64, 500, None),
+    # export variants: the A100 / H100 die with NVLink cut to 400 GB/s bidirectional (200 each way)
+    "a800-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 200, 8, 8), 200, 32, 400, 271.2),
+    "h800-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 200, 8, 8), 400, 64, 700, 794.5),
+    "b200-sxm": (("NVIDIA", 2250, 4500, 9000, 4500, 180, 7.7, 900, 8, 8), 800, 64, 1000, 1745),
+    "gb200": (("NVIDIA", 2500, 5000, 10000, 5000, 185.03, 8.0, 900, 72, 4), 800, 64, 1200, 1822),
+    "b300-sxm": (("NVIDIA", 2250, 4500, 14000, None, 268.59, 7.75, 900, 8, 8), 800, 64, 1100, 1769),
+    "gb300": (("NVIDIA", 2500, 5000, 15000, None, 277.55, 8.0, 900, 72, 4), 800, 64, 1400, None),
+    "l40s": (("NVIDIA", 362, 733, None, 733, 44.99, 0.864, 32, 8, 8), 400, 32, 350, None),
+    "l4": (("NVIDIA", 121, 242, None, 242, 24, 0.3, 32, 8, 8), 200, 32, 72, None),
+    # RTX PRO 6000 Blackwell Server Edition: GDDR7 (512-bit x 28 Gb/s = 1792 GB/s), no NVLink:
+    # GPUs of a node talk over PCIe Gen5 x16 (64 GB/s each way), like the PCIe cards above
+    "rtx-pro-6000": (
+        ("NVIDIA", 467.8, 935.6, 1871.2, 935.6, 95.59, 1.792, 64, 8, 8),
+        400,
+        64,
+        600,
+        None,
+    ),
+    "mi300x": (("AMD", 1307.4, 2614.9, None, 2614.9, 192, 5.3, 448, 8, 8), 400, 64, 750, 668.4),
+    "mi325x": (("AMD", 1307.4, 2614.9, None, 2614.9, 256, 6.0, 448, 8, 8), 400, 64, 1000, 784.9),
+    "mi355x": (("AMD", 2516.6, 5033.2, 10066.4, 5033.2, 288, 8.0, 448, 8, 8), 400, 64, 1400, 1565),
+    "gaudi3": (("Intel", 1835, 1835, None, None, 128, 3.7, 600, 8, 8), 600, 64, None, 1243),
+}
+
+# The csv's `sources` column, plus what we assumed where it is blank.
+_SOURCES: dict[str, str] = {
+    "a100-sxm": "AIC a100_sxm.yaml; MLE-ACC; MLE-NET; llm-analysis gpu_configs/a100-sxm-80gb.json",
+    "h100-sxm": "AIC h100_sxm.yaml; MLE-ACC; MLE-NET; llm-analysis h100-sxm-80gb.json",
+    "h100-pcie": "AIC h100_pcie.yaml; MLE-ACC",
+    "h200-sxm": "AIC h200_sxm.yaml; MLE-ACC; MLE-NET",
+    "h20": "PRESS (tweaktown 2024 H20 article); citsjtu2020/LLM-Prof hardware_spec.md; "
+    "ASSUMED nic 400 Gb/s (csv blank)",
+    "a800-sxm": "NVIDIA A800 40GB/80GB datasheet (NVLink 400 GB/s bidirectional); compute and "
+    "HBM as A100-80GB SXM (same GA100 die); ASSUMED nic 200 Gb/s as A100",
+    "h800-sxm": "NVIDIA H800 SXM5 datasheet (NVLink 400 GB/s bidirectional); compute and HBM "
+    "as H100 SXM (same GH100 die); ASSUMED nic 400 Gb/s as H100 (Mooncake FAST'25: 8xH800 RDMA)",
+    "b200-sxm": "AIC b200_sxm.yaml; MLE-ACC; MLE-NET",
+    "gb200": "AIC gb200.yaml; MLE-ACC",
+    "b300-sxm": "AIC b300_sxm.yaml; MLE-ACC",
+    "gb300": "AIC gb300.yaml; MLE-ACC",
+    "l40s": "AIC l40s.yaml; MLE-ACC",
+    "h20-3e": "AIC h20_3e.yaml (HBM3e 4917 GB/s, 141 GiB, 500 W, inter-node 25 GB/s per GPU); "
+    "compute as H20 (same die)",
+    "rtx-pro-6000": "AIC rtx_pro_6000_server.yaml (nvidia-smi on a server node: 97887 MiB = "
+    "95.59 GiB, 2430 MHz max SM clock, 600 W; dense Tensor Core TFLOP/s scaled to that clock; "
+    "GDDR7 1.792 TB/s; PCIe Gen5 x16 between GPUs; ASSUMED nic 400 Gb/s, AIC's placeholder)",
+    "l4": "AIC l4.yaml",
+    "mi300x": "MLE-ACC; MLE-NET; GenZ Systems/system_configs.py; "
+    "MicrosoftDocs nd-mi300x-v5-series.md",
+    "mi325x": "MLE-ACC; MLE-NET; PRESS (TDP)",
+    "mi355x": "MLE-ACC (formula 2400MHz*512*2*1024); PRESS (tomshardware/theregister 1400 W); "
+    "ASSUMED scale-up 448 GB/s (same as MI300X: 7 XGMI links x 64 GB/s; csv blank, "
+    "not confirmed from a primary source) and nic 400 Gb/s (csv blank)",
+    "gaudi3": "MLE-ACC; MLE-NET; GenZ system_configs.py",
+}
+
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "a100-sxm": ("a100", "a100-80gb", "a100-sxm4", "a100-80gb-sxm", "a100-sxm-80gb"),
+    "h100-sxm": ("h100", "h100-80gb", "h100-sxm5", "h100-sxm-80gb", "h100-80gb-hbm3"),
+    "h100-pcie": ("h100-pcie-80gb",),
+    "h200-sxm": ("h200", "h200-141gb", "h200-sxm-141gb"),
+    "h20": ("h20-96gb", "h20-sxm", "h20-sxm5"),
+    "h20-3e": ("h20-141gb", "h20-hbm3e"),
+    "a800-sxm": ("a800", "a800-80gb", "a800-sxm4"),
+    "h800-sxm": ("h800", "h800-80gb", "h800-sxm5"),
+    "b200-sxm": ("b200", "b200-180gb", "dgx-b200", "hgx-b200"),
+    "gb200": ("gb200-nvl72", "gb200-nvl"),
+    "b300-sxm": ("b300", "hgx-b300", "b300-288gb"),
+    "gb300": ("gb300-nvl72", "gb300-nvl"),
+    "l40s": ("l40s-48gb",),
+    "l4": ("l4-24gb",),
+    "rtx-pro-6000": (
+        "rtx-pro-6000-server",
+        "rtxpro6000-blackwell-server",
+        "rtx-pro-6000-blackwell",
+        "rtx-pro-6000-blackwell-server",
+        "rtxpro6000",
+        "rtx6000pro",
+    ),
+    "mi300x": ("mi300", "instinct-mi300x"),
+    "mi325x": ("instinct-mi325x",),
+    "mi355x": ("instinct-mi355x",),
+    "gaudi3": ("gaudi-3", "hl-325l"),
+}
+
+
+def _build(key: str) -> GPUSpec:
+    (vendor, bf16, fp8, fp4, int8, gib, tbps, su, dom, per), nic, pcie, tdp, mamf = _ROWS[key]
+    return GPUSpec(
+        name=key,
+        vendor=vendor,
+        bf16_tflops=float(bf16),
+        fp8_tflops=None if fp8 is None else float(fp8),
+        fp4_tflops=None if fp4 is None else float(fp4),
+        int8_tops=None if int8 is None else float(int8),
+        hbm_gib=float(gib),
+        hbm_tbps=float(tbps),
+        scaleup_gbps=float(su),
+        scaleup_domain=int(dom),
+        gpus_per_node=int(per),
+        nic_gbps=float(nic),
+        pcie_gbps=float(pcie),
+        tdp_w=None if tdp is None else float(tdp),
+        mamf_bf16_tflops=None if mamf is None else float(mamf),
+        aliases=_ALIASES.get(key, ()),
+        source=_SOURCES[key],
+    )
+
+
+BUILTIN: dict[str, GPUSpec] = {k: _build(k) for k in _ROWS}

@@ -1,0 +1,156 @@
+"""Readers for config.json families whose layers differ by index: Nemotron-H and Llama 4."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pdplan.catalog.hf_quant import weight_dtype_from_config
+from pdplan.catalog.model_spec import LinearAttnSpec, ModelSpec, MoESpec
+
+__all__ = ["FAMILY_READERS", "read_llama4", "read_nemotron_h"]
+
+# Nemotron-H block letters (transformers NemotronHConfig.hybrid_override_pattern) and the
+# spelled-out layers_block_type of newer configs -> (token mixer, FFN) of that block.
+_NEMOTRON_BLOCKS: dict[str, tuple[str, str]] = {
+    "M": ("linear", "none"),  # Mamba2 mixer
+    "*": ("full", "none"),  # attention
+    "-": ("none", "dense"),  # MLP
+    "E": ("none", "moe"),  # routed-expert MoE
+    "mamba": ("linear", "none"),
+    "attention": ("full", "none"),
+    "mlp": ("none", "dense"),
+    "moe": ("none", "moe"),
+}
+
+
+def _common(r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str) -> dict:
+    """ModelSpec fields every family shares (read after the family's own fields)."""
+    return {
+        "name": name,
+        "hf_id": hf_id,
+        "architecture": arch,
+        "model_type": str(r.opt("model_type", default="")),
+        "vocab_size": int(r.req("vocab_size")),
+        "tie_word_embeddings": bool(r.opt("tie_word_embeddings", default=False)),
+        "weight_dtype": weight_dtype_from_config(quant, r.opt("torch_dtype", "dtype"), r.fail),
+        "max_position_embeddings": int(r.opt("max_position_embeddings", default=0)),
+        "source": f"{hf_id} config.json" if hf_id else "config.json",
+        "num_mtp_layers": int(r.opt("num_nextn_predict_layers", default=0)),
+    }
+
+
+def _nemotron_blocks(r: Any) -> list[tuple[str, str]]:
+    raw = r.opt("layers_block_type", "hybrid_override_pattern")
+    if not raw:
+        raise r.fail("missing hybrid_override_pattern / layers_block_type")
+    seq = list(raw) if isinstance(raw, str) else [str(x) for x in raw]
+    bad = sorted({b for b in seq if b not in _NEMOTRON_BLOCKS})
+    if bad:
+        raise r.fail("unknown Nemotron-H blocks " + ", ".join(bad))
+    n = r.opt("num_hidden_layers")
+    if n is not None and int(n) != len(seq):
+        raise r.fail(f"{len(seq)} blocks in the pattern for num_hidden_layers={n}")
+    return [_NEMOTRON_BLOCKS[b] for b in seq]
+
+
+def read_nemotron_h(
+    r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str
+) -> ModelSpec:
+    """Nemotron-H / Nemotron-3: one block per layer index, each a Mamba2 mixer, an attention
+    mixer, a squared-ReLU MLP or a (latent) MoE (transformers modeling_nemotron_h.py)."""
+    blocks = _nemotron_blocks(r)
+    kinds, ffns = tuple(b[0] for b in blocks), tuple(b[1] for b in blocks)
+    h, heads = int(r.req("hidden_size")), int(r.req("num_attention_heads"))
+    moe = None
+    if "moe" in ffns:
+        n_sh = int(r.opt("n_shared_experts", default=0) or 0)
+        moe = MoESpec(
+            num_experts=int(r.req("n_routed_experts")),
+            experts_per_token=int(r.req("num_experts_per_tok")),
+            expert_intermediate_size=int(r.req("moe_intermediate_size")),
+            num_shared_experts=n_sh,
+            shared_intermediate_size=int(r.opt("moe_shared_expert_intermediate_size", default=0))
+            if n_sh
+            else 0,
+            latent_size=int(r.opt("moe_latent_size", default=0) or 0),
+        )
+    # Mamba2 as a linear-attention layer: G groups of B / C (d_state wide) play the keys,
+    # H heads of head_dim play the values; state H x d_state x head_dim per sequence
+    lin = LinearAttnSpec(
+        num_key_heads=int(r.req("n_groups")),
+        num_value_heads=int(r.req("mamba_num_heads")),
+        key_head_dim=int(r.req("ssm_state_size")),
+        value_head_dim=int(r.req("mamba_head_dim")),
+        conv_kernel=int(r.opt("conv_kernel", default=4)),
+        # mamba_ssm_cache_dtype (float32 in the Nemotron-3 configs); absent, vLLM's "auto"
+        # keeps the state in the model dtype (BF16)
+        state_bytes=4.0 if r.opt("mamba_ssm_cache_dtype") == "float32" else 2.0,
+    )
+    fields = {
+        "hidden_size": h,
+        "num_layers": len(blocks),
+        "num_heads": heads,
+        "num_kv_heads": int(r.req("num_key_value_heads")),
+        "head_dim": int(r.opt("head_dim", "attention_head_dim", default=h // max(heads, 1))),
+        "intermediate_size": int(r.opt("intermediate_size", default=0) or 0),
+        "layer_types": kinds,
+        "ffn_types": ffns,
+        "moe": moe,
+        "linear_attn": lin,
+        "ffn_gated": str(r.opt("mlp_hidden_act", default="relu2")) not in ("relu2", "relu"),
+    }
+    common = _common(r, quant, name, hf_id, arch)
+    r.check()
+    return ModelSpec(**fields, **common)
+
+
+def read_llama4(
+    r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str
+) -> ModelSpec:
+    """Llama 4 (Scout / Maverick): chunked local attention on three of every four layers (a
+    token attends only within its attention_chunk_size chunk, so KV is capped like a window)
+    and global NoPE attention on every fourth; MoE on every interleave_moe_layer_step-th
+    layer with one shared expert, dense SwiGLU of intermediate_size_mlp elsewhere
+    (transformers Llama4TextConfig: no_rope_layers, moe_layers)."""
+    n = int(r.req("num_hidden_layers"))
+    step = int(r.opt("interleave_moe_layer_step", default=1) or 1)
+    moe_ids = r.opt("moe_layers") or list(range(step - 1, n, step))
+    nope = r.opt("no_rope_layers")  # 1 = RoPE (chunked), 0 = NoPE (global); default every 4th
+    if not isinstance(nope, list) or len(nope) != n:
+        nope = [
+            int((i + 1) % int(r.opt("no_rope_layer_interval", default=4)) != 0) for i in range(n)
+        ]
+    chunk = r.opt("attention_chunk_size")
+    kinds = tuple("sliding" if (rope and chunk) else "full" for rope in nope)
+    width = int(r.req("intermediate_size"))
+    h, heads = int(r.req("hidden_size")), int(r.req("num_attention_heads"))
+    moe = MoESpec(
+        num_experts=int(r.req("num_local_experts")),
+        experts_per_token=int(r.req("num_experts_per_tok")),
+        expert_intermediate_size=width,
+        num_shared_experts=1,
+        shared_intermediate_size=width,
+        moe_layer_ids=tuple(int(i) for i in moe_ids),
+    )
+    fields = {
+        "hidden_size": h,
+        "num_layers": n,
+        "num_heads": heads,
+        "num_kv_heads": int(r.req("num_key_value_heads")),
+        "head_dim": int(r.opt("head_dim", default=h // max(heads, 1))),
+        "intermediate_size": int(r.opt("intermediate_size_mlp", default=width)),
+        "layer_types": kinds,
+        "sliding_window": int(chunk) if "sliding" in kinds else None,
+        "moe": moe,
+    }
+    common = _common(r, quant, name, hf_id, arch)
+    r.check()
+    return ModelSpec(**fields, **common)
+
+
+# model_type -> reader, tried before the generic reader (catalog/hf_config.py)
+FAMILY_READERS = {
+    "nemotron_h": read_nemotron_h,
+    "llama4_text": read_llama4,
+    "llama4": read_llama4,
+}

@@ -1,0 +1,91 @@
+"""Parts of a model's shape: MLA, MoE and linear-attention specs, and dtype sizes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DTYPE_BYTES", "LinearAttnSpec", "MLASpec", "MoESpec", "dtype_bytes"]
+
+# Bytes per element of each storage dtype. FP4 (NVFP4 / MXFP4) is 4 bits = 0.5 B; the
+# per-block scale (1 FP8 scale per 16 values for NVFP4, NVIDIA Blackwell docs) adds 1/16 B.
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5 + 1 / 64,  # int4 weight-only with one fp16 scale per 128 values (AWQ/GPTQ g128)
+    "fp4": 0.5 + 1 / 16,  # NVFP4: 4-bit values + one FP8 scale per 16-value block
+}
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per element of `dtype` (bf16, fp16, fp8, int8, int4, fp4, fp32)."""
+    key = dtype.lower().replace("nvfp4", "fp4").replace("mxfp4", "fp4")
+    if key not in DTYPE_BYTES:
+        from pdplan.errors import ConfigError
+
+        raise ConfigError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(DTYPE_BYTES))}")
+    return DTYPE_BYTES[key]
+
+
+_LAYER_KINDS = frozenset({"full", "sliding", "linear", "none"})
+_FFN_KINDS = frozenset({"dense", "moe", "none"})
+
+
+@dataclass(frozen=True)
+class MLASpec:
+    """Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2, GLM-5): low-rank Q and a KV latent."""
+
+    q_lora_rank: int | None  # None: Q is a full projection hidden -> heads*qk_head_dim
+    kv_lora_rank: int  # latent width cached per token per layer (512 for DeepSeek-V3)
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int  # decoupled RoPE key, cached per token per layer (64 for DS-V3)
+    v_head_dim: int
+    # DSA lightning indexer (DeepSeek-V3.2 / GLM-5): index_n_heads heads of index_head_dim read a
+    # per-token key cache of index_head_dim elements per layer; 0 = no indexer.
+    index_n_heads: int = 0
+    index_head_dim: int = 0
+    # DSA: each query attends only the index_topk keys its indexer picks (2048 in DeepSeek-V3.2
+    # and GLM-5 config.json); 0 = dense MLA
+    index_topk: int = 0
+
+    @property
+    def qk_head_dim(self) -> int:
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+
+@dataclass(frozen=True)
+class MoESpec:
+    """Mixture-of-experts FFN: routed top-k experts, optional shared experts, dense first layers."""
+
+    num_experts: int  # routed experts per MoE layer
+    experts_per_token: int  # top-k
+    expert_intermediate_size: int  # FFN width of one routed expert
+    num_shared_experts: int = 0
+    shared_intermediate_size: int = 0  # FFN width of ONE shared expert
+    first_dense_layers: int = 0  # DeepSeek first_k_dense_replace: these layers use a dense FFN
+    layer_freq: int = 1  # after the dense layers, every layer_freq-th layer is MoE
+    # explicit 0-based MoE layer indices when the pattern is irregular (Qwen mlp_only_layers,
+    # per-layer moe_layer_freq lists); None = use first_dense_layers / layer_freq
+    moe_layer_ids: tuple[int, ...] | None = None
+    # latent MoE (Nemotron-3 Super / Ultra moe_latent_size): routed tokens are projected
+    # hidden -> latent before the experts and back after, so experts are latent x I and the
+    # all-to-all carries latent-wide tokens; 0 = experts see the hidden size
+    latent_size: int = 0
+
+    def expert_dim(self, hidden: int) -> int:
+        """Width of the tokens the routed experts see (and EP all-to-alls carry)."""
+        return self.latent_size or hidden
+
+
+@dataclass(frozen=True)
+class LinearAttnSpec:
+    """Linear-attention layers (Qwen3.5 Gated DeltaNet): a fixed-size state, no growing KV."""
+
+    num_key_heads: int
+    num_value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int = 4
+    state_bytes: float = 4.0  # bytes per recurrent-state element (fp32 unless the config says)
