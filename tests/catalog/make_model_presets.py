@@ -113,6 +113,9 @@ PRESETS: dict[str, tuple[str, str, str | None]] = {
         "fp4",
     ),
     "nemotron-h-56b": ("nvidia--Nemotron-H-56B-Base-8K", "nvidia/Nemotron-H-56B-Base-8K", None),
+    # DeepSeek-V4: compressed sparse attention, FP8 weights with FP4 experts
+    "deepseek-v4-flash": ("deepseek-ai--DeepSeek-V4-Flash", "deepseek-ai/DeepSeek-V4-Flash", None),
+    "deepseek-v4-pro": ("deepseek-ai--DeepSeek-V4-Pro", "deepseek-ai/DeepSeek-V4-Pro", None),
 }
 
 _SKIP = {"name", "hf_id", "source", "layer_types", "ffn_types", "weight_dtype"}

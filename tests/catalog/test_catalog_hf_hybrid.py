@@ -114,3 +114,25 @@ def test_hybrid_hf_ids_resolve() -> None:
     assert (m.name, m.weight_dtype) == ("nemotron-3-super-120b-a12b", "fp4")
     m = get_model("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8")
     assert (m.name, m.weight_dtype) == ("llama-4-maverick-17b-128e", "fp8")
+
+
+def test_deepseek_v4_params_and_compressed_kv() -> None:
+    flash, pro = get_model("deepseek-v4-flash"), get_model("deepseek-v4-pro")
+    # DeepSeek's release notes: V4-Flash 284B total / 13B active, V4-Pro 1.6T / 49B (our
+    # active count includes the 1.06B embedding + LM head of Flash)
+    assert flash.total_params / 1e9 == pytest.approx(284, abs=1)
+    assert flash.active_params / 1e9 == pytest.approx(13.8, abs=0.2)
+    assert pro.total_params / 1e12 == pytest.approx(1.6, abs=0.05)
+    assert pro.active_params / 1e9 == pytest.approx(49.8, abs=0.5)
+    assert flash.layer_types[:4] == ("sliding", "sliding", "csa", "hca")
+    assert (flash.weight_dtype, flash.default_moe_dtype()) == ("fp8", "fp4")
+    c = flash.csa
+    assert c is not None
+    # per token: a 512-wide K=V entry per 4 tokens (+ FP8 index key per 4) or per 128 tokens
+    per_tok = flash.kv_layer_bytes("csa", "fp8")
+    assert per_tok == pytest.approx(512 / 4 + 128 * (1 + 4 / 128) / 4)
+    assert flash.kv_layer_bytes("hca", "fp8") == 512 / 128
+    n_c, n_h = flash.count_layers("csa"), flash.count_layers("hca")
+    window = (n_c + n_h + flash.count_layers("sliding")) * 128 * 512
+    expect = n_c * per_tok * 100_000 + n_h * 4 * 100_000 + window
+    assert flash.kv_bytes(100_000, "fp8") == pytest.approx(expect)

@@ -1,13 +1,14 @@
-"""Readers for config.json families whose layers differ by index: Nemotron-H and Llama 4."""
+"""Readers for config.json families whose layers differ by index: Nemotron-H, Llama 4 and
+DeepSeek-V4."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pdplan.catalog.hf_quant import weight_dtype_from_config
-from pdplan.catalog.model_spec import LinearAttnSpec, ModelSpec, MoESpec
+from pdplan.catalog.model_spec import CompressedAttnSpec, LinearAttnSpec, ModelSpec, MoESpec
 
-__all__ = ["FAMILY_READERS", "read_llama4", "read_nemotron_h"]
+__all__ = ["FAMILY_READERS", "read_deepseek_v4", "read_llama4", "read_nemotron_h"]
 
 # Nemotron-H block letters (transformers NemotronHConfig.hybrid_override_pattern) and the
 # spelled-out layers_block_type of newer configs -> (token mixer, FFN) of that block.
@@ -148,9 +149,73 @@ def read_llama4(
     return ModelSpec(**fields, **common)
 
 
+def _v4_kinds(r: Any, n: int) -> tuple[tuple[str, ...], int]:
+    """Layer kinds from compress_ratios (0: window only; 4: with an indexer, "csa"; any other
+    single ratio: "hca"; entries past num_hidden_layers belong to the MTP block)."""
+    ratios = r.opt("compress_ratios")
+    if not isinstance(ratios, list) or len(ratios) < n:
+        raise r.fail(f"compress_ratios must list a ratio for each of the {n} layers")
+    ratios = [int(x) for x in ratios[:n]]
+    heavy = sorted({x for x in ratios if x not in (0, 4)})
+    if len(heavy) > 1:
+        raise r.fail(f"more than one heavy compression ratio: {heavy}")
+    kinds = tuple("sliding" if x == 0 else ("csa" if x == 4 else "hca") for x in ratios)
+    return kinds, (heavy[0] if heavy else 128)
+
+
+def read_deepseek_v4(
+    r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str
+) -> ModelSpec:
+    """DeepSeek-V4 (Flash / Pro): compressed sparse attention over one K=V head per layer
+    (CompressedAttnSpec), MoE on every layer (one shared expert), experts stored in
+    expert_dtype (FP4 in the official checkpoints)."""
+    n, h = int(r.req("num_hidden_layers")), int(r.req("hidden_size"))
+    kinds, heavy = _v4_kinds(r, n)
+    window = int(r.req("sliding_window"))
+    csa = CompressedAttnSpec(
+        head_dim=int(r.req("head_dim")),
+        q_lora_rank=int(r.req("q_lora_rank")),
+        o_lora_rank=int(r.req("o_lora_rank")),
+        o_groups=int(r.req("o_groups")),
+        window=window,
+        hca_ratio=heavy,
+        index_n_heads=int(r.opt("index_n_heads", default=0)),
+        index_head_dim=int(r.opt("index_head_dim", default=0)),
+        index_topk=int(r.opt("index_topk", default=0)),
+        hc_mult=int(r.opt("hc_mult", default=1)),
+    )
+    width = int(r.req("moe_intermediate_size"))
+    moe = MoESpec(
+        num_experts=int(r.req("n_routed_experts")),
+        experts_per_token=int(r.req("num_experts_per_tok")),
+        expert_intermediate_size=width,
+        num_shared_experts=int(r.opt("n_shared_experts", default=1)),
+        shared_intermediate_size=width,
+    )
+    expert = r.opt("expert_dtype")
+    fields = {
+        "hidden_size": h,
+        "num_layers": n,
+        "num_heads": int(r.req("num_attention_heads")),
+        "num_kv_heads": 1,  # one K=V head, replicated on every TP rank
+        "head_dim": csa.head_dim,
+        "intermediate_size": 0,
+        "layer_types": kinds,
+        "sliding_window": window,
+        "moe": moe,
+        "csa": csa,
+        "moe_weight_dtype": str(expert) if expert in ("fp4", "fp8") else None,
+    }
+    common = _common(r, quant, name, hf_id, arch)
+    r.check()
+    return ModelSpec(**fields, **common)
+
+
 # model_type -> reader, tried before the generic reader (catalog/hf_config.py)
 FAMILY_READERS = {
     "nemotron_h": read_nemotron_h,
     "llama4_text": read_llama4,
     "llama4": read_llama4,
+    "deepseek_v4": read_deepseek_v4,
+    "deepseek_ref": read_deepseek_v4,  # sgl-project's FP8 re-export of DeepSeek-V4
 }

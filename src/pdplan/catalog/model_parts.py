@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DTYPE_BYTES", "LinearAttnSpec", "MLASpec", "MoESpec", "dtype_bytes"]
+__all__ = [
+    "DTYPE_BYTES",
+    "CompressedAttnSpec",
+    "LinearAttnSpec",
+    "MLASpec",
+    "MoESpec",
+    "csa_block_params",
+    "dtype_bytes",
+]
 
 # Bytes per element of each storage dtype. FP4 (NVFP4 / MXFP4) is 4 bits = 0.5 B; the
 # per-block scale (1 FP8 scale per 16 values for NVFP4, NVIDIA Blackwell docs) adds 1/16 B.
@@ -29,7 +37,8 @@ def dtype_bytes(dtype: str) -> float:
     return DTYPE_BYTES[key]
 
 
-_LAYER_KINDS = frozenset({"full", "sliding", "linear", "none"})
+# "csa" / "hca": DeepSeek-V4 compressed attention with / without an indexer (CompressedAttnSpec)
+_LAYER_KINDS = frozenset({"full", "sliding", "linear", "none", "csa", "hca"})
 _FFN_KINDS = frozenset({"dense", "moe", "none"})
 
 
@@ -89,3 +98,53 @@ class LinearAttnSpec:
     value_head_dim: int
     conv_kernel: int = 4
     state_bytes: float = 4.0  # bytes per recurrent-state element (fp32 unless the config says)
+
+
+@dataclass(frozen=True)
+class CompressedAttnSpec:
+    """DeepSeek-V4 attention (reference inference/model.py Attention, Compressor, Indexer).
+
+    One shared K=V head of head_dim per token (MQA) over a sliding window of the last `window`
+    raw tokens, plus a cache of compressed entries: every `ratio` tokens fold into one
+    head_dim entry. "csa" layers (ratio csa_ratio, 4) keep an indexer that scores every
+    compressed entry and attend only its top-k; "hca" layers (hca_ratio, 128) attend all
+    their entries; layers with ratio 0 are plain "sliding" window layers. Q is low-rank
+    (hidden -> q_lora -> heads x head_dim); the output is grouped low-rank (o_groups groups of
+    heads -> o_lora_rank each -> hidden). The residual stream is hc_mult copies wide
+    (hyper-connections), mixed before and after each sub-layer.
+    """
+
+    head_dim: int
+    q_lora_rank: int
+    o_lora_rank: int
+    o_groups: int
+    window: int
+    csa_ratio: int = 4
+    hca_ratio: int = 128
+    index_n_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
+    hc_mult: int = 1
+
+    def ratio(self, kind: str) -> int:
+        """Tokens folded into one compressed entry in a layer of this kind (0: none)."""
+        return self.csa_ratio if kind == "csa" else (self.hca_ratio if kind == "hca" else 0)
+
+
+def csa_block_params(a: CompressedAttnSpec, h: int, heads: int, kind: str) -> int:
+    """One DeepSeek-V4 attention block of `kind` with hidden size h: wq_a, wq_b, wkv, grouped
+    wo_a / wo_b, the compressor (wkv + wgate, twice as wide when its windows overlap at ratio
+    4), the indexer on "csa" layers and the hyper-connection mixers of both sub-layers
+    (reference inference/model.py Attention / Compressor / Indexer / Block)."""
+    hd = a.head_dim
+    q = h * a.q_lora_rank + a.q_lora_rank * heads * hd
+    o = heads * hd * a.o_lora_rank + a.o_groups * a.o_lora_rank * h  # wo_a, wo_b
+    hc_dim, mix = a.hc_mult * h, (2 + a.hc_mult) * a.hc_mult
+    total = q + h * hd + o + 2 * mix * hc_dim  # + hc_attn_fn / hc_ffn_fn
+    ratio = a.ratio(kind)
+    if ratio:
+        total += 2 * h * (1 + (ratio == 4)) * hd  # compressor wkv + wgate
+    if kind == "csa" and a.index_n_heads:
+        ih, idim = a.index_n_heads, a.index_head_dim
+        total += a.q_lora_rank * ih * idim + h * ih + 2 * h * 2 * idim  # wq_b, weights, comp.
+    return total

@@ -8,14 +8,17 @@ from pdplan.catalog.model_parts import (
     _FFN_KINDS,
     _LAYER_KINDS,
     DTYPE_BYTES,
+    CompressedAttnSpec,
     LinearAttnSpec,
     MLASpec,
     MoESpec,
+    csa_block_params,
     dtype_bytes,
 )
 
 __all__ = [
     "DTYPE_BYTES",
+    "CompressedAttnSpec",
     "LinearAttnSpec",
     "MLASpec",
     "MoESpec",
@@ -61,6 +64,9 @@ class ModelSpec:
     # SwiGLU / GeGLU FFNs have gate, up and down matrices (3 h x I); a plain MLP (Nemotron-H's
     # squared ReLU) has up and down only (2 h x I), for dense and expert FFNs alike
     ffn_gated: bool = True
+    csa: CompressedAttnSpec | None = None  # DeepSeek-V4 compressed attention ("csa"/"hca")
+    # routed experts stored in another dtype than the rest (DeepSeek-V4 expert_dtype fp4)
+    moe_weight_dtype: str | None = None
 
     def __post_init__(self) -> None:
         from pdplan.errors import ConfigError
@@ -92,7 +98,16 @@ class ModelSpec:
 
     @property
     def attention_kind(self) -> str:
+        if self.csa is not None:
+            return "csa"
         return "mla" if self.mla is not None else "gqa"
+
+    def default_moe_dtype(self, weight_dtype: str | None = None) -> str:
+        """Routed experts' dtype when no row or flag names one: the checkpoint's own expert
+        dtype (moe_weight_dtype) unless `weight_dtype` asks for another than the release's."""
+        if self.moe_weight_dtype and weight_dtype in (None, self.weight_dtype):
+            return self.moe_weight_dtype
+        return weight_dtype or self.weight_dtype
 
     @property
     def ffn_mats(self) -> int:
@@ -131,6 +146,8 @@ class ModelSpec:
         h = self.hidden_size
         if kind == "none":
             return 0
+        if self.csa is not None:
+            return csa_block_params(self.csa, h, self.num_heads, kind)
         if kind == "linear" and self.linear_attn is not None:
             la = self.linear_attn
             k_dim, v_dim = (
@@ -208,10 +225,12 @@ class ModelSpec:
         return self._params(active=True)
 
     # ---- KV cache --------------------------------------------------------------------------
-    def kv_elems_per_token_layer(self, kind: str = "full") -> int:
+    def kv_elems_per_token_layer(self, kind: str = "full") -> float:
         """Cached elements per token per layer of this kind (K and V, or the MLA latent)."""
         if kind in ("linear", "none"):
             return 0
+        if self.csa is not None:  # K=V entries: one per `ratio` tokens (raw in window layers)
+            return self.csa.head_dim / (self.csa.ratio(kind) or 1)
         if self.mla is not None:
             # MLA caches the compressed latent plus the decoupled RoPE key (DeepSeek-V2 paper s2.1);
             # a DSA indexer adds its own key of index_head_dim per token (DeepSeek-V3.2 report)
@@ -241,6 +260,10 @@ class ModelSpec:
         indexer's key is stored in FP8 whatever the KV dtype, with one fp32 scale per 128
         elements (DeepSeek-V3.2 inference/model.py Indexer; SGLang NSATokenToKVPool)."""
         e = self.kv_elems_per_token_layer(kind)
+        if self.csa is not None:  # a "csa" layer's indexer keys: FP8 + fp32 scale per 128
+            c = self.csa
+            idx = c.index_head_dim * (1 + 4 / 128) / c.csa_ratio if kind == "csa" else 0.0
+            return e * dtype_bytes(dtype) + idx
         a = self.mla
         if a is None or not a.index_head_dim or kind in ("linear", "none"):
             return e * dtype_bytes(dtype)
@@ -258,6 +281,9 @@ class ModelSpec:
                 else tokens
             )
             total += e * n
+        if self.csa is not None:  # each compressed layer also keeps its raw window
+            w = min(tokens, self.csa.window) * self.csa.head_dim * dtype_bytes(dtype)
+            total += w * sum(1 for k in self.layer_types if k in ("csa", "hca"))
         return total + self.linear_state_bytes()
 
     def linear_state_bytes(self) -> float:

@@ -11,7 +11,13 @@ from typing import Any
 
 from pdplan.catalog.hf_config import model_from_hf_config
 from pdplan.catalog.model_presets import MODEL_PRESETS
-from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
+from pdplan.catalog.model_spec import (
+    CompressedAttnSpec,
+    LinearAttnSpec,
+    MLASpec,
+    ModelSpec,
+    MoESpec,
+)
 from pdplan.errors import ConfigError
 
 __all__ = ["get_model", "list_models", "resolve_model_name"]
@@ -73,6 +79,8 @@ def _preset(key: str) -> ModelSpec:
         d["moe"] = MoESpec(**moe)
     if "linear_attn" in d:
         d["linear_attn"] = LinearAttnSpec(**d["linear_attn"])
+    if "csa" in d:
+        d["csa"] = CompressedAttnSpec(**d["csa"])
     return ModelSpec(name=key, **d)
 
 

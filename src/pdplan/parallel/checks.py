@@ -63,6 +63,9 @@ def _check_tp(model: ModelSpec, lay: Layout, err: list[str], notes: list[str]) -
     if heads % tp:
         err.append(f"TP={tp} does not divide {heads} attention heads")
         return
+    if model.csa is not None and model.csa.o_groups % tp:
+        err.append(f"TP={tp} does not divide {model.csa.o_groups} output-projection groups")
+        return
     if model.mla is not None:
         if tp > 1:
             notes.append(

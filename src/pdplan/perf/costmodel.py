@@ -16,6 +16,7 @@ from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
+from pdplan.perf.attn_sparse import topk_context
 from pdplan.perf.dp import EngineLimits, busiest_rank_shape
 from pdplan.perf.efficiency import Efficiency, get_efficiency, matmul_scale
 from pdplan.perf.prefill import chunked_prefill_time
@@ -60,7 +61,7 @@ class CostModel(EngineLimits):
     ) -> None:
         self.model, self.gpu, self.layout, self.engine = model, gpu, layout, engine
         self.weight_dtype = weight_dtype or model.weight_dtype
-        self.moe_dtype = moe_dtype or self.weight_dtype
+        self.moe_dtype = moe_dtype or model.default_moe_dtype(weight_dtype)
         self.kv_dtype = kv_dtype
         if engine.lower() == "trtllm" and gpu.vendor != "NVIDIA":
             raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu.name} is {gpu.vendor}")
@@ -78,10 +79,11 @@ class CostModel(EngineLimits):
         ]
         # fast path of step_time when every layer is dense full attention (no window, linear
         # layers or DSA top-k)
-        dsa = model.mla is not None and model.mla.index_topk > 0
         # per-sequence context at which a decode step's slope changes (DSA reads only top-k
-        # keys past it); 0 = the step is affine in the context everywhere
-        self.decode_kink = model.mla.index_topk if (dsa and model.mla is not None) else 0
+        # keys past it; DeepSeek-V4 "csa" layers top-k of entries that fold `ratio` tokens
+        # each); 0 = the step is affine in the context everywhere
+        self.decode_kink = topk_context(model)
+        dsa = self.decode_kink > 0
         self._simple_attn = not dsa and all(k == "full" for k, _, _ in self._attn)
         self._grp = layout.dp * layout.cp
         # DP attention in a MoE model: the dp ranks step together (the expert collectives sync

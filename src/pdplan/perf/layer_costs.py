@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.parallel.layout import Layout
+from pdplan.perf.attn_sparse import compressed_attn, indexer_coeffs, replicated_params
 from pdplan.perf.collectives import Links
 from pdplan.perf.efficiency import Efficiency
+from pdplan.perf.hardware import ACT, Hardware
 from pdplan.perf.step import BatchShape
 
 __all__ = [
@@ -22,22 +24,6 @@ __all__ = [
     "indexer_coeffs",
     "layer_classes",
 ]
-
-ACT = 2.0  # BF16 activation bytes
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """Peaks in SI units: FLOP/s and bytes/s; element sizes in bytes."""
-
-    gemm_flops: float
-    moe_flops: float
-    attn_flops: float
-    hbm: float
-    wb: float  # weight bytes / element (attention, dense FFN)
-    mb: float  # MoE expert weight bytes / element
-    kvb: float  # KV cache bytes / element
-    fp8_flops: float = 0.0  # FP8 tensor peak (DSA indexer logits); 0 = use attn_flops
 
 
 @dataclass
@@ -135,7 +121,13 @@ def attn_coeffs(
     if kind in ("linear", "none"):
         return 0.0, 0.0
     heads = model.num_heads / lay.tp
-    if model.mla is not None:
+    if model.csa is not None:
+        # DeepSeek-V4: QK and PV over one shared K=V entry of head_dim per key (MQA), read
+        # once per step by every TP rank (the entry is replicated)
+        hd = model.csa.head_dim
+        pf = df = 4.0 * heads * hd
+        kv = hd * hw.kvb
+    elif model.mla is not None:
         a = model.mla
         # prefill: MHA over decompressed K/V: QK (qk_head_dim) + PV (v_head_dim) MACs per pair
         pf = 2.0 * heads * (a.qk_head_dim + a.v_head_dim)
@@ -167,6 +159,8 @@ def attention_time(
         return _linear_attn(model, shape, lay, eff, hw)
     if kind == "none":
         return 0.0
+    if model.csa is not None:
+        return compressed_attn(kind, coeffs, model, lay, eff, hw, shape)
     pairs = shape.prefill_pairs / lay.dp / lay.cp
     ctx = shape.decode_ctx / lay.dp / lay.cp if shape.decode_seqs else 0.0
     w = model.sliding_window
@@ -188,33 +182,12 @@ def attention_time(
     return core_pairs * coeffs[0] + core_ctx * coeffs[1] + scored * ipair + ctx * ictx
 
 
-def indexer_coeffs(
-    model: ModelSpec, lay: Layout, eff: Efficiency, hw: Hardware
-) -> tuple[float, float]:
-    """(seconds per scored query-key pair in prefill, per context token in decode) of one
-    layer's DSA lightning indexer on one GPU; (0, 0) without one.
-
-    # logits: 2 * index_n_heads * index_head_dim FLOPs per (query, key) pair in FP8
-    #   (DeepSeek-V3.2 report s2.1; DeepGEMM fp8_mqa_logits) at FP8 peak * attn_eta. Every
-    #   attention-TP rank scores all index heads (SGLang nsa_indexer.py: replicated weights).
-    # decode also reads each context token's index key: index_head_dim FP8 bytes + one fp32
-    #   scale per 128-element block (SGLang NSATokenToKVPool), at HBM * attn_mem_eta.
-    """
-    a = model.mla
-    if a is None or not a.index_n_heads:
-        return 0.0, 0.0
-    flops = 2.0 * a.index_n_heads * a.index_head_dim
-    peak = (hw.fp8_flops or hw.attn_flops) * eff.attn_eta
-    key_bytes = a.index_head_dim * 1.0 + 4.0 * -(-a.index_head_dim // 128)
-    return flops / peak, max(flops / peak, key_bytes / (hw.hbm * eff.attn_mem_eta))
-
-
 def _attn_proj(
     model: ModelSpec, kind: str, tokens: float, lay: Layout, eff: Efficiency, hw: Hardware
 ) -> float:
     """QKV + output projections of one layer as one weight stream, TP-split; a DSA indexer's
     projections are replicated on every TP rank (SGLang nsa_indexer.py ReplicatedLinear)."""
-    idx = model.indexer_params() if kind != "linear" else 0
+    idx = replicated_params(model, kind)
     params = (model.attn_params(kind) - idx) / lay.tp + idx
     h = model.hidden_size
     # treat as a GEMM of k = hidden, n = params / hidden (same FLOPs and weight bytes)

@@ -94,7 +94,7 @@ def weight_bytes_per_gpu(
     embedding and LM head vocab-parallel over TP, in BF16 (engines keep them unquantised).
     """
     wb = dtype_bytes(weight_dtype or model.weight_dtype)
-    mb = dtype_bytes(moe_dtype or weight_dtype or model.weight_dtype)
+    mb = dtype_bytes(moe_dtype or model.default_moe_dtype(weight_dtype))
     total = 0.0
     stage = _stage_layers(model, layout.pp)
     mats = model.ffn_mats
