@@ -116,6 +116,20 @@ PRESETS: dict[str, tuple[str, str, str | None]] = {
     # DeepSeek-V4: compressed sparse attention, FP8 weights with FP4 experts
     "deepseek-v4-flash": ("deepseek-ai--DeepSeek-V4-Flash", "deepseek-ai/DeepSeek-V4-Flash", None),
     "deepseek-v4-pro": ("deepseek-ai--DeepSeek-V4-Pro", "deepseek-ai/DeepSeek-V4-Pro", None),
+    # window layers with their own head geometry (Gemma 4, MiMo-V2), top-k sparse GQA (MiniMax-M3)
+    "gemma-4-26b-a4b": ("google--gemma-4-26B-A4B", "google/gemma-4-26B-A4B", None),
+    # Gemma 4 31B: only NVIDIA's NVFP4 copy is in the store; the release is BF16
+    "gemma-4-31b": ("nvidia--Gemma-4-31B-IT-NVFP4", "google/gemma-4-31B-it", "bf16"),
+    "mimo-v2-flash": ("XiaomiMiMo--MiMo-V2-Flash", "XiaomiMiMo/MiMo-V2-Flash", None),
+    "minimax-m3": ("MiniMaxAI--MiniMax-M3", "MiniMaxAI/MiniMax-M3", None),
+    # Kimi linear attention + gated MLA, latent MoE (catalog/hf_more.py)
+    "kimi-k3": ("moonshotai--Kimi-K3", "moonshotai/Kimi-K3", None),
+    # DeciLM / Nemotron-NAS per-layer blocks
+    "llama-3.3-nemotron-super-49b": (
+        "nvidia--Llama-3_3-Nemotron-Super-49B-v1",
+        "nvidia/Llama-3_3-Nemotron-Super-49B-v1",
+        None,
+    ),
 }
 
 _SKIP = {"name", "hf_id", "source", "layer_types", "ffn_types", "weight_dtype"}

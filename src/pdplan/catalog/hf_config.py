@@ -15,7 +15,7 @@ __all__ = ["load_config_dict", "model_from_hf_config"]
 
 # Config keys that mark a layer structure ModelSpec cannot describe; reading such a config
 # with the generic rules would silently give wrong parameter or KV numbers, so we refuse.
-# (Families with a reader of their own, catalog/hf_hybrid.py, are dispatched before this.)
+# (Families with a reader of their own, catalog/hf_families.py, are dispatched before this.)
 _UNSUPPORTED: dict[str, str] = {
     "hybrid_override_pattern": "Mamba/attention hybrid layers (Nemotron-H)",
     "layers_block_type": "Mamba/attention hybrid layers (Nemotron-H)",
@@ -282,7 +282,7 @@ def model_from_hf_config(
     t = _text_config(d)
     r = _Reader(t, where, arch)
     quant = t.get("quantization_config") or side
-    from pdplan.catalog.hf_hybrid import FAMILY_READERS  # imports this module's _Reader users
+    from pdplan.catalog.hf_families import FAMILY_READERS  # its readers import _Reader
 
     family = FAMILY_READERS.get(str(t.get("model_type") or ""))
     if family is not None:

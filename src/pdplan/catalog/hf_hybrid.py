@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pdplan.catalog.hf_quant import weight_dtype_from_config
+from pdplan.catalog.hf_common import common_fields
 from pdplan.catalog.model_spec import CompressedAttnSpec, LinearAttnSpec, ModelSpec, MoESpec
 
-__all__ = ["FAMILY_READERS", "read_deepseek_v4", "read_llama4", "read_nemotron_h"]
+__all__ = ["read_deepseek_v4", "read_llama4", "read_nemotron_h"]
 
 # Nemotron-H block letters (transformers NemotronHConfig.hybrid_override_pattern) and the
 # spelled-out layers_block_type of newer configs -> (token mixer, FFN) of that block.
@@ -22,22 +22,6 @@ _NEMOTRON_BLOCKS: dict[str, tuple[str, str]] = {
     "mlp": ("none", "dense"),
     "moe": ("none", "moe"),
 }
-
-
-def _common(r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str) -> dict:
-    """ModelSpec fields every family shares (read after the family's own fields)."""
-    return {
-        "name": name,
-        "hf_id": hf_id,
-        "architecture": arch,
-        "model_type": str(r.opt("model_type", default="")),
-        "vocab_size": int(r.req("vocab_size")),
-        "tie_word_embeddings": bool(r.opt("tie_word_embeddings", default=False)),
-        "weight_dtype": weight_dtype_from_config(quant, r.opt("torch_dtype", "dtype"), r.fail),
-        "max_position_embeddings": int(r.opt("max_position_embeddings", default=0)),
-        "source": f"{hf_id} config.json" if hf_id else "config.json",
-        "num_mtp_layers": int(r.opt("num_nextn_predict_layers", default=0)),
-    }
 
 
 def _nemotron_blocks(r: Any) -> list[tuple[str, str]]:
@@ -100,7 +84,7 @@ def read_nemotron_h(
         "linear_attn": lin,
         "ffn_gated": str(r.opt("mlp_hidden_act", default="relu2")) not in ("relu2", "relu"),
     }
-    common = _common(r, quant, name, hf_id, arch)
+    common = common_fields(r, quant, name, hf_id, arch)
     r.check()
     return ModelSpec(**fields, **common)
 
@@ -144,7 +128,7 @@ def read_llama4(
         "sliding_window": int(chunk) if "sliding" in kinds else None,
         "moe": moe,
     }
-    common = _common(r, quant, name, hf_id, arch)
+    common = common_fields(r, quant, name, hf_id, arch)
     r.check()
     return ModelSpec(**fields, **common)
 
@@ -206,16 +190,6 @@ def read_deepseek_v4(
         "csa": csa,
         "moe_weight_dtype": str(expert) if expert in ("fp4", "fp8") else None,
     }
-    common = _common(r, quant, name, hf_id, arch)
+    common = common_fields(r, quant, name, hf_id, arch)
     r.check()
     return ModelSpec(**fields, **common)
-
-
-# model_type -> reader, tried before the generic reader (catalog/hf_config.py)
-FAMILY_READERS = {
-    "nemotron_h": read_nemotron_h,
-    "llama4_text": read_llama4,
-    "llama4": read_llama4,
-    "deepseek_v4": read_deepseek_v4,
-    "deepseek_ref": read_deepseek_v4,  # sgl-project's FP8 re-export of DeepSeek-V4
-}

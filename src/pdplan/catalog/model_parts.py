@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 __all__ = [
     "DTYPE_BYTES",
+    "AttnGeom",
     "CompressedAttnSpec",
+    "IndexSpec",
     "LinearAttnSpec",
     "MLASpec",
     "MoESpec",
@@ -38,8 +40,38 @@ def dtype_bytes(dtype: str) -> float:
 
 
 # "csa" / "hca": DeepSeek-V4 compressed attention with / without an indexer (CompressedAttnSpec)
-_LAYER_KINDS = frozenset({"full", "sliding", "linear", "none", "csa", "hca"})
+# "sparse": GQA attention reading only an indexer's top-k keys (MiniMax-M3; IndexSpec)
+_LAYER_KINDS = frozenset({"full", "sliding", "linear", "none", "csa", "hca", "sparse"})
 _FFN_KINDS = frozenset({"dense", "moe", "none"})
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A lightning indexer on GQA layers of kind "sparse" (MiniMax-M3 sparse_attention_config):
+    index_n_heads query heads of index_head_dim score every earlier key against one index key
+    per token; each query then attends only its top index_topk keys (top blocks x block)."""
+
+    index_n_heads: int
+    index_head_dim: int
+    index_topk: int
+
+
+@dataclass(frozen=True)
+class AttnGeom:
+    """Head geometry of one kind of attention layer (GQA). Models whose sliding and full layers
+    differ (Gemma 4: 256-dim sliding heads, 512-dim K=V global heads; MiMo-V2: other KV head
+    counts on its window layers) carry one per kind."""
+
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int  # query / key head dim
+    v_head_dim: int  # value head dim
+    k_eq_v: bool = False  # one projection serves as K and V, cached once (Gemma 4 global)
+
+    @property
+    def kv_width(self) -> int:
+        """Cached elements per token per KV head: K and V, or the shared K=V."""
+        return self.head_dim + (0 if self.k_eq_v else self.v_head_dim)
 
 
 @dataclass(frozen=True)

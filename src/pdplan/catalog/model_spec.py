@@ -8,7 +8,9 @@ from pdplan.catalog.model_parts import (
     _FFN_KINDS,
     _LAYER_KINDS,
     DTYPE_BYTES,
+    AttnGeom,
     CompressedAttnSpec,
+    IndexSpec,
     LinearAttnSpec,
     MLASpec,
     MoESpec,
@@ -18,7 +20,9 @@ from pdplan.catalog.model_parts import (
 
 __all__ = [
     "DTYPE_BYTES",
+    "AttnGeom",
     "CompressedAttnSpec",
+    "IndexSpec",
     "LinearAttnSpec",
     "MLASpec",
     "MoESpec",
@@ -67,6 +71,10 @@ class ModelSpec:
     csa: CompressedAttnSpec | None = None  # DeepSeek-V4 compressed attention ("csa"/"hca")
     # routed experts stored in another dtype than the rest (DeepSeek-V4 expert_dtype fp4)
     moe_weight_dtype: str | None = None
+    v_head_dim: int = 0  # value head dim when it differs from head_dim (MiMo-V2: 128 vs 192)
+    k_eq_v: bool = False  # full layers project one K=V head set (Gemma 4 attention_k_eq_v)
+    sliding_attn: AttnGeom | None = None  # window layers' own head geometry, if different
+    index: IndexSpec | None = None  # indexer of "sparse" GQA layers
 
     def __post_init__(self) -> None:
         from pdplan.errors import ConfigError
@@ -101,6 +109,13 @@ class ModelSpec:
         if self.csa is not None:
             return "csa"
         return "mla" if self.mla is not None else "gqa"
+
+    def geom(self, kind: str = "full") -> AttnGeom:
+        """Head geometry of a GQA attention layer of this kind."""
+        if kind == "sliding" and self.sliding_attn is not None:
+            return self.sliding_attn
+        vd = self.v_head_dim or self.head_dim
+        return AttnGeom(self.num_heads, self.num_kv_heads, self.head_dim, vd, self.k_eq_v)
 
     def default_moe_dtype(self, weight_dtype: str | None = None) -> str:
         """Routed experts' dtype when no row or flag names one: the checkpoint's own expert
@@ -170,10 +185,15 @@ class ModelSpec:
             )
             kv = h * (a.kv_lora_rank + a.qk_rope_head_dim)
             kv += a.kv_lora_rank * nh * (a.qk_nope_head_dim + a.v_head_dim)
-            return q + kv + nh * a.v_head_dim * h + self.indexer_params()
-        q = h * self.num_heads * self.head_dim * (2 if self.attn_output_gate else 1)
-        kv = 2 * h * self.num_kv_heads * self.head_dim
-        return q + kv + self.num_heads * self.head_dim * h
+            gate = h * nh * a.v_head_dim if self.attn_output_gate else 0  # Kimi-K3 MLA gate
+            return q + kv + nh * a.v_head_dim * h + gate + self.indexer_params()
+        g = self.geom(kind)
+        q = h * g.num_heads * g.head_dim * (2 if self.attn_output_gate else 1)
+        kv = h * g.num_kv_heads * g.kv_width
+        ix = self.index
+        # "sparse": the indexer's query heads and its one key per token (MiniMax-M3 qkv_proj)
+        idx = h * (ix.index_n_heads + 1) * ix.index_head_dim if (ix and kind == "sparse") else 0
+        return q + kv + g.num_heads * g.v_head_dim * h + idx
 
     def indexer_params(self) -> int:
         """One layer's DSA lightning-indexer weights: wq_b (q_lora -> n*d), wk (h -> d),
@@ -236,7 +256,8 @@ class ModelSpec:
             # a DSA indexer adds its own key of index_head_dim per token (DeepSeek-V3.2 report)
             a = self.mla
             return a.kv_lora_rank + a.qk_rope_head_dim + a.index_head_dim
-        return 2 * self.num_kv_heads * self.head_dim  # GQA: K and V, n_kv heads of head_dim
+        g = self.geom(kind)
+        return g.num_kv_heads * g.kv_width  # GQA: K and V (or K=V), n_kv heads each
 
     def kv_bytes_per_token(self, dtype: str = "bf16", context: int | None = None) -> float:
         """KV bytes one token adds, averaged over a context of `context` tokens.
@@ -260,6 +281,9 @@ class ModelSpec:
         indexer's key is stored in FP8 whatever the KV dtype, with one fp32 scale per 128
         elements (DeepSeek-V3.2 inference/model.py Indexer; SGLang NSATokenToKVPool)."""
         e = self.kv_elems_per_token_layer(kind)
+        if kind == "sparse" and self.index is not None:  # + FP8 index key, fp32 scale / 128
+            d = self.index.index_head_dim
+            return e * dtype_bytes(dtype) + d + 4.0 * -(-d // 128)
         if self.csa is not None:  # a "csa" layer's indexer keys: FP8 + fp32 scale per 128
             c = self.csa
             idx = c.index_head_dim * (1 + 4 / 128) / c.csa_ratio if kind == "csa" else 0.0

@@ -12,7 +12,9 @@ from typing import Any
 from pdplan.catalog.hf_config import model_from_hf_config
 from pdplan.catalog.model_presets import MODEL_PRESETS
 from pdplan.catalog.model_spec import (
+    AttnGeom,
     CompressedAttnSpec,
+    IndexSpec,
     LinearAttnSpec,
     MLASpec,
     ModelSpec,
@@ -35,7 +37,7 @@ _DTYPE_SUFFIXES: dict[str, str] = {
     "-w4a16": "int4",
 }
 # Suffixes that change only the fine-tune, not the shape (Instruct, v0.1, dated refreshes).
-_PLAIN_SUFFIX = re.compile(r"-(instruct|base|chat|hf|it|thinking|v\d+(\.\d+)?|\d{4})$")
+_PLAIN_SUFFIX = re.compile(r"-(instruct|base|chat|hf|it|thinking|v\d+([._]\d+)?|\d{4})$")
 
 # Extra spellings that normalisation alone does not reach.
 _ALIASES: dict[str, str] = {
@@ -57,6 +59,7 @@ _ALIASES: dict[str, str] = {
     "nvidia-nemotron-3-ultra-550b-a55b": "nemotron-3-ultra-550b-a55b",
     "nvidia-nemotron-3.5-lightning-30b-a3b": "nemotron-3.5-lightning-30b-a3b",
     "nemotron-h-56b-base-8k": "nemotron-h-56b",
+    "llama-3_3-nemotron-super-49b": "llama-3.3-nemotron-super-49b",
 }
 
 
@@ -79,8 +82,13 @@ def _preset(key: str) -> ModelSpec:
         d["moe"] = MoESpec(**moe)
     if "linear_attn" in d:
         d["linear_attn"] = LinearAttnSpec(**d["linear_attn"])
-    if "csa" in d:
-        d["csa"] = CompressedAttnSpec(**d["csa"])
+    for part, cls in (
+        ("csa", CompressedAttnSpec),
+        ("sliding_attn", AttnGeom),
+        ("index", IndexSpec),
+    ):
+        if part in d:
+            d[part] = cls(**d[part])
     return ModelSpec(name=key, **d)
 
 

@@ -54,7 +54,7 @@ def indexer_coeffs(
     # decode also reads each context token's index key: index_head_dim FP8 bytes + one fp32
     #   scale per 128-element block (SGLang NSATokenToKVPool), at HBM * attn_mem_eta.
     """
-    a = model.mla or model.csa
+    a = model.mla or model.csa or model.index
     if a is None or not a.index_n_heads:
         return 0.0, 0.0
     flops = 2.0 * a.index_n_heads * a.index_head_dim
@@ -87,4 +87,6 @@ def topk_context(model: ModelSpec) -> int:
     c = model.csa
     if c is not None and c.index_topk and "csa" in model.layer_types:
         return c.index_topk * c.csa_ratio
+    if model.index is not None and "sparse" in model.layer_types:
+        return model.index.index_topk
     return 0

@@ -136,10 +136,11 @@ def attn_coeffs(
         df = 2.0 * heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim)
         kv = (a.kv_lora_rank + a.qk_rope_head_dim) * hw.kvb
     else:
-        hd = model.head_dim
-        pf = 4.0 * heads * hd  # QK^T and PV: 2 FLOPs per MAC, 2 matmuls
-        df = 4.0 * heads * hd
-        kv = 2 * max(1.0, model.num_kv_heads / lay.tp) * hd * hw.kvb  # KV heads replicate
+        g = model.geom(kind)
+        heads = g.num_heads / lay.tp
+        pf = 2.0 * heads * (g.head_dim + g.v_head_dim)  # QK^T and PV: 2 FLOPs per MAC
+        df = pf
+        kv = max(1.0, g.num_kv_heads / lay.tp) * g.kv_width * hw.kvb  # KV heads replicate
     per_pair = pf / (hw.attn_flops * eff.attn_eta)
     per_ctx = max(df / (hw.attn_flops * eff.attn_eta), kv / (hw.hbm * eff.attn_mem_eta))
     return per_pair, per_ctx
@@ -168,6 +169,8 @@ def attention_time(
         pairs = min(pairs, shape.prefill_tokens / lay.dp * w)
         ctx = min(ctx, shape.decode_seqs / lay.dp * w)
     topk = model.mla.index_topk if model.mla is not None else 0
+    if kind == "sparse" and model.index is not None:
+        topk = model.index.index_topk
     if not topk:
         return pairs * coeffs[0] + ctx * coeffs[1]
     # DSA: the indexer scores every (query, key) pair, then the MLA core reads only the top-k

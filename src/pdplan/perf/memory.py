@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
@@ -129,11 +129,26 @@ def kv_bytes_per_token_per_gpu(
     """
     full = model.kv_bytes_per_token(kv_dtype, context=context)
     stage_frac = math.ceil(model.num_layers / layout.pp) / model.num_layers
-    if model.mla is not None:
+    if model.mla is not None or model.csa is not None:
         shard = 1.0
+    elif model.sliding_attn is not None:  # kinds with their own KV head counts
+        shard = _mixed_shard(model, layout.tp, kv_dtype, context)
     else:
         shard = max(1.0, model.num_kv_heads / layout.tp) / model.num_kv_heads
     return full * stage_frac * shard / layout.cp
+
+
+def _mixed_shard(model: ModelSpec, tp: int, kv_dtype: str, context: int | None) -> float:
+    """Share of a token's KV one TP rank holds when layer kinds differ in KV heads: each
+    kind's bytes split over min(tp, its KV heads) ranks, weighted by the kind's bytes."""
+    total = held = 0.0
+    for kind in set(model.layer_types):
+        one = replace(model, layer_types=tuple(k for k in model.layer_types if k == kind))
+        b = one.kv_bytes_per_token(kv_dtype, context=context) if kind != "none" else 0.0
+        nkv = model.geom(kind).num_kv_heads
+        total += b
+        held += b * max(1.0, nkv / tp) / nkv
+    return held / total if total else 1.0
 
 
 def _activation_bytes(model: ModelSpec, layout: Layout, chunk_tokens: int) -> float:
