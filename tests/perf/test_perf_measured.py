@@ -90,3 +90,32 @@ def test_product_encoded_one_node_layouts_unfold(
     lay = row.layout
     assert (lay.tp, lay.dp, lay.ep, lay.etp) == want
     assert row.concurrency == 4 * dp  # clients as written: batch x the file's DP width
+
+
+@pytest.mark.parametrize(
+    ("mode", "dtype"),
+    [
+        # AIConfigurator GEMMQuantMode / MoEQuantMode spellings (sdk/common.py)
+        ("bfloat16", "bf16"),
+        ("fp8_static", "fp8"),
+        ("sq", "int8"),
+        ("w4afp8", "w4a8"),
+        ("w4a8_mxfp4_mxfp8", "w4a8"),
+        ("w4a16_mxfp4_cutlass", "int4"),
+        ("mxfp8", "fp8"),
+    ],
+)
+def test_more_quant_spellings(mode: str, dtype: str) -> None:
+    assert quant_to_dtype(mode) == dtype
+
+
+def test_w4a8_is_four_bit_on_fp8_tensor_cores() -> None:
+    from pdplan.catalog import get_gpu, get_model
+    from pdplan.catalog.model_spec import dtype_bytes
+    from pdplan.parallel.layout import Layout
+    from pdplan.perf.costmodel import CostModel
+
+    assert dtype_bytes("w4a8") == pytest.approx(0.5 + 1 / 32)
+    gpu = get_gpu("b200")
+    cm = CostModel(get_model("deepseek-r1"), gpu, Layout(tp=8), moe_dtype="w4a8")
+    assert cm._hw.moe_flops == pytest.approx(cm._hw.gemm_flops)  # FP8 weights elsewhere: same

@@ -74,3 +74,13 @@ def test_trtllm_sizes_kv_from_free_memory() -> None:
     assert of_free and free.kv_bytes == pytest.approx(0.9 * left)
     assert free.kv_bytes > 3 * whole.kv_bytes
     assert engine_kv_memory("vllm") == (0.9, False)
+
+
+def test_kv_shard_per_kind_when_kv_heads_differ() -> None:
+    """Gemma 4 31B: 16 KV heads on window layers split over TP8 (2 a rank), the 4 global K=V
+    heads one a rank (each on 2 ranks): a rank holds 1/8 of one and 1/4 of the other."""
+    m = get_model("gemma-4-31b")
+    per_gpu = kv_bytes_per_token_per_gpu(m, Layout(tp=8), "bf16")
+    sliding = m.kv_layer_bytes("sliding") * m.count_layers("sliding")
+    full = m.kv_layer_bytes("full") * m.count_layers("full")
+    assert per_gpu == pytest.approx(sliding / 8 + full / 4)

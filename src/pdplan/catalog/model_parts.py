@@ -26,6 +26,9 @@ DTYPE_BYTES: dict[str, float] = {
     "int8": 1.0,
     "int4": 0.5 + 1 / 64,  # int4 weight-only with one fp16 scale per 128 values (AWQ/GPTQ g128)
     "fp4": 0.5 + 1 / 16,  # NVFP4: 4-bit values + one FP8 scale per 16-value block
+    # W4A8: 4-bit weights (MXFP4 E2M1, one E8M0 scale per 32 values, OCP MX spec v1.0) whose
+    # GEMMs run on FP8 tensor cores (AIConfigurator w4a8_mxfp4_mxfp8, TensorRT-LLM w4afp8)
+    "w4a8": 0.5 + 1 / 32,
 }
 
 

@@ -292,6 +292,9 @@ class CostModel(EngineLimits):
 
 
 def _compute_dtype(weight_dtype: str) -> str:
-    """GEMM input dtype: weight-only int4 computes in BF16; fp8/fp4 use their tensor cores."""
+    """GEMM input dtype: weight-only int4 computes in BF16; W4A8 on FP8 tensor cores; fp8 /
+    fp4 use their own."""
     d = weight_dtype.lower()
+    if d == "w4a8":
+        return "fp8"
     return "bf16" if d in ("int4", "int8_wo") else d

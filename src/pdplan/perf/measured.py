@@ -26,20 +26,32 @@ REQUIRED = (
     "silicon_tpot_ms",
 )
 
-# gemm_quant_mode / moe_quant_mode values -> pdplan weight dtypes
+# gemm_quant_mode / moe_quant_mode values -> pdplan weight dtypes. The spellings are
+# AIConfigurator's GEMMQuantMode / MoEQuantMode (sdk/common.py) plus plain dtype names.
 _QUANT = {
     "": None,
     "bf16": "bf16",
+    "bfloat16": "bf16",
     "fp16": "fp16",
     "float16": "fp16",
     "fp8": "fp8",
     "fp8_block": "fp8",
     "fp8_blockwise": "fp8",
-    "w4afp8": "int4",
+    "fp8_static": "fp8",
+    "fp8_ootb": "fp8",
+    "mxfp8": "fp8",
+    "sq": "int8",  # SmoothQuant W8A8 on INT8 tensor cores
+    "int8": "int8",
+    "w4afp8": "w4a8",
+    "w4a8_mxfp4_mxfp8": "w4a8",
+    "w4a8_mxfp4_mxfp8_trtllm": "w4a8",
     "nvfp4": "fp4",
+    "fp4": "fp4",
     "mxfp4": "fp4",
     "w4a16_mxfp4": "fp4",
+    "w4a16_mxfp4_cutlass": "int4",  # MXFP4 weights, BF16 activations (Hopper)
     "int4_wo": "int4",
+    "int4": "int4",
     "int8_wo": "int8",
 }
 

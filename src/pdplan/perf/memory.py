@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
@@ -142,9 +142,10 @@ def _mixed_shard(model: ModelSpec, tp: int, kv_dtype: str, context: int | None) 
     """Share of a token's KV one TP rank holds when layer kinds differ in KV heads: each
     kind's bytes split over min(tp, its KV heads) ranks, weighted by the kind's bytes."""
     total = held = 0.0
-    for kind in set(model.layer_types):
-        one = replace(model, layer_types=tuple(k for k in model.layer_types if k == kind))
-        b = one.kv_bytes_per_token(kv_dtype, context=context) if kind != "none" else 0.0
+    for kind in set(model.layer_types) - {"none", "linear"}:
+        b = model.kv_layer_bytes(kind, kv_dtype) * model.count_layers(kind)
+        if kind == "sliding" and context is not None and model.sliding_window:
+            b *= min(1.0, model.sliding_window / max(context, 1))  # as kv_bytes_per_token
         nkv = model.geom(kind).num_kv_heads
         total += b
         held += b * max(1.0, nkv / tp) / nkv
