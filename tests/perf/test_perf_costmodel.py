@@ -237,3 +237,20 @@ def test_gpus_reaching_less_of_their_peak_are_derated_by_measured_mamf() -> None
 def test_tensorrt_llm_needs_an_nvidia_gpu() -> None:
     with pytest.raises(ConfigError, match="TensorRT-LLM runs only on NVIDIA GPUs; mi355x is AMD"):
         CostModel(get_model("llama-3.1-8b"), get_gpu("mi355x"), Layout(tp=1), "trtllm")
+
+
+def test_engine_aliases() -> None:
+    from pdplan.catalog import get_gpu, get_model
+    from pdplan.errors import ConfigError
+    from pdplan.parallel.layout import Layout
+    from pdplan.perf.costmodel import CostModel
+    from pdplan.perf.efficiency import canonical_engine
+    from pdplan.perf.memory import engine_kv_memory
+
+    assert canonical_engine("TensorRT-LLM") == "trtllm"
+    assert canonical_engine("atom") == "vllm"  # ROCm ATOM: "a lightweight vLLM-like" engine
+    assert engine_kv_memory("ATOM") == engine_kv_memory("vllm")
+    cm = CostModel(get_model("llama-3.1-8b"), get_gpu("mi355x"), Layout(tp=1), "atom")
+    assert cm.engine == "vllm"
+    with pytest.raises(ConfigError, match="unknown engine 'tgi'"):
+        canonical_engine("tgi")

@@ -18,7 +18,7 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
 from pdplan.perf.attn_sparse import topk_context
 from pdplan.perf.dp import EngineLimits, busiest_rank_shape
-from pdplan.perf.efficiency import Efficiency, get_efficiency, matmul_scale
+from pdplan.perf.efficiency import Efficiency, canonical_engine, get_efficiency, matmul_scale
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
 
@@ -59,11 +59,12 @@ class CostModel(EngineLimits):
         eff: Efficiency | None = None,
         scaleup_domain: int | None = None,
     ) -> None:
+        engine = canonical_engine(engine)
         self.model, self.gpu, self.layout, self.engine = model, gpu, layout, engine
         self.weight_dtype = weight_dtype or model.weight_dtype
         self.moe_dtype = moe_dtype or model.default_moe_dtype(weight_dtype)
         self.kv_dtype = kv_dtype
-        if engine.lower() == "trtllm" and gpu.vendor != "NVIDIA":
+        if engine == "trtllm" and gpu.vendor != "NVIDIA":
             raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu.name} is {gpu.vendor}")
         self.eff = eff or get_efficiency(engine, gpu.name, gpu.hbm_gib)
         domain = scaleup_domain or gpu.scaleup_domain

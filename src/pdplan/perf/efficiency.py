@@ -11,7 +11,15 @@ import yaml
 
 from pdplan.errors import ConfigError
 
-__all__ = ["ENGINES", "FIT_MATMUL_ETA", "Efficiency", "get_efficiency", "matmul_scale"]
+__all__ = [
+    "ENGINES",
+    "ENGINE_ALIASES",
+    "FIT_MATMUL_ETA",
+    "Efficiency",
+    "canonical_engine",
+    "get_efficiency",
+    "matmul_scale",
+]
 
 # Measured MAMF / BF16 peak of the GPUs whose rows the efficiencies were fitted on: H100 / H200
 # 794.5 / 989 = 0.803, B200 1745 / 2250 = 0.776, B300 1769 / 2250 = 0.786 (Bekman's ML
@@ -19,6 +27,28 @@ __all__ = ["ENGINES", "FIT_MATMUL_ETA", "Efficiency", "get_efficiency", "matmul_
 FIT_MATMUL_ETA = 1745 / 2250  # B200, 0.7756
 
 ENGINES = ("vllm", "sglang", "trtllm")
+# Other names rows and users give the same engines. ATOM (ROCm/ATOM, AMD's AITER-based
+# engine in InferenceMAX's MI355X recipes) describes itself as "a lightweight vLLM-like
+# implementation": same V1-style scheduler (chunked prefill mixed with decode), so it takes
+# vLLM's scheduling model and efficiencies.
+ENGINE_ALIASES = {
+    "tensorrt-llm": "trtllm",
+    "tensorrt_llm": "trtllm",
+    "trt-llm": "trtllm",
+    "trt": "trtllm",
+    "sgl": "sglang",
+    "atom": "vllm",
+}
+
+
+def canonical_engine(engine: str) -> str:
+    """vllm, sglang or trtllm for a name or alias; ConfigError for an unknown engine."""
+    eng = engine.strip().lower()
+    eng = ENGINE_ALIASES.get(eng, eng)
+    if eng not in ENGINES:
+        known = ", ".join((*ENGINES, *ENGINE_ALIASES))
+        raise ConfigError(f"unknown engine {engine!r}; known: {known}")
+    return eng
 
 
 @dataclass(frozen=True)
@@ -80,9 +110,7 @@ def get_efficiency(
     With the GPU's memory `hbm_gib` known, an engine's `<field>_by_hbm_gib` tables
     ([[below_gib, value], ..., [null, value]]: the first row whose bound exceeds the memory)
     set the defaults the engine picks by GPU memory (token budget, max sequences)."""
-    eng = engine.lower()
-    if eng not in ENGINES:
-        raise ConfigError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    eng = canonical_engine(engine)
     tab = _table()
     eff = Efficiency().with_(**tab.get("default", {}))
     spec = dict(tab.get("engines", {}).get(eng, {}) or {})

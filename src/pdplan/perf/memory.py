@@ -9,6 +9,7 @@ from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.errors import DoesNotFitError
 from pdplan.parallel.layout import Layout
+from pdplan.perf.efficiency import ENGINE_ALIASES
 
 __all__ = [
     "ENGINE_KV_MEMORY",
@@ -41,8 +42,10 @@ ENGINE_KV_MEMORY: dict[str, tuple[float, bool]] = {
 
 
 def engine_kv_memory(engine: str) -> tuple[float, bool]:
-    """(mem_fraction, of_free) for plan_memory: `engine`'s default KV sizing."""
-    return ENGINE_KV_MEMORY.get(engine, (DEFAULT_MEM_FRACTION, False))
+    """(mem_fraction, of_free) for plan_memory: `engine`'s default KV sizing (aliases such
+    as ATOM take their engine's; unknown engines the default)."""
+    eng = ENGINE_ALIASES.get(engine.lower(), engine.lower())
+    return ENGINE_KV_MEMORY.get(eng, (DEFAULT_MEM_FRACTION, False))
 
 
 @dataclass(frozen=True)
