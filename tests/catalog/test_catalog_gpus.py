@@ -110,6 +110,10 @@ def test_hbm_hand_values() -> None:
         ("rtxpro6000_blackwell_server", "rtx-pro-6000"),
         ("h800_sxm", "h800-sxm"),
         ("a100_sxm", "a100-sxm"),
+        ("h20e_sxm", "h20e"),
+        ("rtx_5090", "rtx-5090"),
+        ("gb10", "gb10"),
+        ("b60", "arc-pro-b60"),
     ],
 )
 def test_aliases(alias: str, key: str) -> None:
@@ -127,6 +131,15 @@ def test_pcie_blackwell_card() -> None:
     h20e, h20 = get_gpu("h20-3e"), get_gpu("h20")
     assert (h20e.bf16_tflops, h20e.fp8_tflops) == (h20.bf16_tflops, h20.fp8_tflops)  # same die
     assert h20e.hbm_gib > h20.hbm_gib and h20e.hbm_tbps > h20.hbm_tbps
+
+
+def test_sm12x_fp8_runs_at_fp16_rate_on_gb10() -> None:
+    """DGX Spark's SM 12.1 has no double-rate FP8 (AIC gb10.yaml, mmapeak); FP4 is 2x."""
+    g = get_gpu("dgx-spark")
+    assert g.fp8_tflops == pytest.approx(g.bf16_tflops, rel=0.01)
+    assert g.fp4_tflops == pytest.approx(2 * g.fp8_tflops, rel=0.01)
+    assert (g.gpus_per_node, g.scaleup_domain) == (1, 1)
+    assert get_gpu("b60").fp8_tflops is None  # Intel Arc Pro B60: no FP8 tensor cores
 
 
 def test_calibration_systems_resolve() -> None:

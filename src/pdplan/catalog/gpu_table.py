@@ -29,6 +29,7 @@ _ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
     "h20": (("NVIDIA", 148, 296, None, 296, 96, 4.0, 450, 8, 8), 400, 64, 400, None),
     # the H20 die with 141 GB of HBM3e (AIC h20_3e.yaml: 4917 GB/s, 141 GiB, 200 Gb/s NIC per GPU)
     "h20-3e": (("NVIDIA", 148, 296, None, 296, 141, 4.917, 450, 8, 8), 200, 64, 500, None),
+    "h20e": (("NVIDIA", 146.5, 293, None, 293, 141, 4.8, 450, 8, 8), 200, 64, 500, None),
     # export variants: the A100 / H100 die with NVLink cut to 400 GB/s bidirectional (200 each way)
     "a800-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 200, 8, 8), 200, 32, 400, 271.2),
     "h800-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 200, 8, 8), 400, 64, 700, 794.5),
@@ -40,6 +41,13 @@ _ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
     "l4": (("NVIDIA", 121, 242, None, 242, 24, 0.3, 32, 8, 8), 200, 32, 72, None),
     # RTX PRO 6000 Blackwell Server Edition: GDDR7 (512-bit x 28 Gb/s = 1792 GB/s), no NVLink:
     # GPUs of a node talk over PCIe Gen5 x16 (64 GB/s each way), like the PCIe cards above
+    # GeForce RTX 5090: the same GB202 SM at 170 SMs, 32 GB GDDR7, PCIe only
+    "rtx-5090": (("NVIDIA", 419, 838, 1676, 838, 31.84, 1.792, 64, 8, 8), 400, 64, 575, None),
+    # DGX Spark (GB10): one GPU per box on 128 GB LPDDR5X shared with the CPU; SM 12.1 runs
+    # FP8 at the FP16 rate (AIC gb10.yaml, mmapeak); boxes link over one ConnectX-7 (200 Gb/s)
+    "gb10": (("NVIDIA", 213, 214, 427, 214, 119.7, 0.273, 25, 1, 1), 200, 32, 140, None),
+    # Intel Arc Pro B60: XMX BF16 / INT8, no FP8; PCIe 5.0 x8 between cards
+    "arc-pro-b60": (("Intel", 98.3, None, None, 197, 24, 0.456, 32, 8, 8), 200, 32, 200, None),
     "rtx-pro-6000": (
         ("NVIDIA", 467.8, 935.6, 1871.2, 935.6, 95.59, 1.792, 64, 8, 8),
         400,
@@ -72,6 +80,16 @@ _SOURCES: dict[str, str] = {
     "l40s": "AIC l40s.yaml; MLE-ACC",
     "h20-3e": "AIC h20_3e.yaml (HBM3e 4917 GB/s, 141 GiB, 500 W, inter-node 25 GB/s per GPU); "
     "compute as H20 (same die)",
+    "h20e": "AIC h20e_sxm.yaml (HBM3e 4.8 TB/s, 141 GiB, 146.5 / 293 TFLOP/s, 500 W, inter-node "
+    "25 GB/s per GPU)",
+    "rtx-5090": "AIC rtx_5090.yaml (nvidia-smi 32607 MiB; 170 SMs at the 2407 MHz boost: 419 "
+    "TFLOP/s dense BF16, NVIDIA published spec; GDDR7 1.792 TB/s); NVIDIA reference TDP 575 W; "
+    "ASSUMED 8 cards a node over PCIe Gen5 x16 and nic 400 Gb/s as the RTX PRO 6000",
+    "gb10": "AIC gb10.yaml (NVIDIA DGX Spark product page and hardware docs: 273 GB/s "
+    "LPDDR5X, 119.7 GiB usable to CUDA, 140 W; FP16 / FP8 / FP4 dense TFLOP/s empirical, "
+    "mmapeak, NVIDIA forum thread 351993; ConnectX-7 25 GB/s)",
+    "arc-pro-b60": "AIC b60.yaml (456 GB/s, 24 GiB, 98.3 TFLOP/s BF16, 197 TOP/s INT8, 200 W "
+    "board power, PCIe 5.0 x8 = 32 GB/s)",
     "rtx-pro-6000": "AIC rtx_pro_6000_server.yaml (nvidia-smi on a server node: 97887 MiB = "
     "95.59 GiB, 2430 MHz max SM clock, 600 W; dense Tensor Core TFLOP/s scaled to that clock; "
     "GDDR7 1.792 TB/s; PCIe Gen5 x16 between GPUs; ASSUMED nic 400 Gb/s, AIC's placeholder)",
@@ -100,6 +118,10 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "gb300": ("gb300-nvl72", "gb300-nvl"),
     "l40s": ("l40s-48gb",),
     "l4": ("l4-24gb",),
+    "h20e": ("h20e-sxm",),
+    "rtx-5090": ("geforce-rtx-5090", "rtx5090"),
+    "gb10": ("dgx-spark", "gb10-spark"),
+    "arc-pro-b60": ("b60", "intel-arc-pro-b60"),
     "rtx-pro-6000": (
         "rtx-pro-6000-server",
         "rtxpro6000-blackwell-server",
