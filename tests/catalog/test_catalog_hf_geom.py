@@ -84,3 +84,17 @@ def test_minimax_m3_sparse_layers() -> None:
     # a sparse layer caches K, V and one FP8 index key (+ fp32 scale) per token
     assert m.kv_layer_bytes("sparse", "bf16") == 4 * 256 * 2 + 128 + 4
     assert not m.is_moe_layer(2) and m.is_moe_layer(3)
+
+
+def test_qwen3_next_interval_and_gate() -> None:
+    m = get_model("Qwen/Qwen3-Next-80B-A3B-Thinking")
+    # every 4th layer full (gated) attention, the rest Gated DeltaNet; card: 80B total, A3B
+    assert m.layer_types[:4] == ("linear", "linear", "linear", "full")
+    assert m.attn_output_gate and m.count_layers("full") == 12
+    assert m.total_params / 1e9 == pytest.approx(79.7, abs=0.2)
+    assert m.kv_bytes_per_token("bf16") == 12 * 2 * 2 * 256 * 2
+
+
+def test_glm_aliases_share_one_shape() -> None:
+    assert get_model("zai-org/GLM-4.6").name == get_model("zai-org/GLM-4.7-FP8").name == "glm-4.7"
+    assert get_model("glm-4.7").total_params / 1e9 == pytest.approx(352.8, abs=0.2)  # + MTP: 355B

@@ -139,6 +139,9 @@ def _layer_types(r: _Reader, n_layers: int) -> tuple[str, ...]:
         if "sliding" in kinds:
             r.req("sliding_window")
         return kinds
+    interval = r.opt("full_attention_interval")
+    if interval:  # Qwen3-Next: every interval-th layer full attention, the rest Gated DeltaNet
+        return tuple("full" if (i + 1) % int(interval) == 0 else "linear" for i in range(n_layers))
     window = r.opt("sliding_window")
     use = r.opt("use_sliding_window")
     mistral = r.opt("model_type") == "mistral" and use is not False
@@ -253,7 +256,10 @@ def _build(
         weight_dtype=weight_dtype_from_config(quant, r.opt("torch_dtype", "dtype"), r.fail),
         max_position_embeddings=int(r.opt("max_position_embeddings", default=0)),
         source=f"{hf_id} config.json" if hf_id else "config.json",
-        attn_output_gate=bool(r.opt("attn_output_gate", default=False)),
+        # Qwen3-Next gates every full-attention output (transformers Qwen3NextAttention)
+        attn_output_gate=bool(
+            r.opt("attn_output_gate", default=r.opt("model_type") == "qwen3_next")
+        ),
         num_mtp_layers=int(
             r.opt("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules", default=0)
         ),

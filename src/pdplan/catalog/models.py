@@ -60,6 +60,10 @@ _ALIASES: dict[str, str] = {
     "nvidia-nemotron-3.5-lightning-30b-a3b": "nemotron-3.5-lightning-30b-a3b",
     "nemotron-h-56b-base-8k": "nemotron-h-56b",
     "llama-3_3-nemotron-super-49b": "llama-3.3-nemotron-super-49b",
+    # GLM-4.5 / 4.6 / 4.7 share one 355B-A32B config.json shape (92 layers, 160 experts)
+    "glm-4.5": "glm-4.7",
+    "glm-4.6": "glm-4.7",
+    "kimi-k2-thinking": "kimi-k2",
 }
 
 
