@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pdplan.catalog.hf_common import common_fields
+from pdplan.catalog.hf_common import common_fields, gqa_fields
 from pdplan.catalog.model_spec import AttnGeom, IndexSpec, ModelSpec, MoESpec
 
 __all__ = ["read_gemma4", "read_mimo_v2", "read_minimax_m3"]
@@ -73,6 +73,24 @@ def read_gemma4(
     return ModelSpec(**fields, **common)
 
 
+def _listed_moe(r: Any, n: int) -> MoESpec:
+    """MoE on the layers moe_layer_freq flags (a 0/1 list per layer), shared experts of
+    shared_intermediate_size (else moe_intermediate_size) wide (MiMo-V2, MiniMax-M3)."""
+    freq = r.opt("moe_layer_freq")
+    ids = tuple(i for i, f in enumerate(freq[:n]) if f) if isinstance(freq, list) else None
+    n_sh = int(r.opt("n_shared_experts", default=0) or 0)
+    width = int(r.req("moe_intermediate_size"))
+    shared = int(r.opt("shared_intermediate_size", default=width)) if n_sh else 0
+    return MoESpec(
+        num_experts=int(r.req("num_local_experts", "n_routed_experts")),
+        experts_per_token=int(r.req("num_experts_per_tok")),
+        expert_intermediate_size=width,
+        num_shared_experts=n_sh,
+        shared_intermediate_size=shared,
+        moe_layer_ids=ids,
+    )
+
+
 def read_mimo_v2(
     r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str
 ) -> ModelSpec:
@@ -83,28 +101,15 @@ def read_mimo_v2(
     pat = r.opt("hybrid_layer_pattern")
     if not isinstance(pat, list) or len(pat) != n or any(x not in (0, 1) for x in pat):
         raise r.fail(f"hybrid_layer_pattern must give 0 (full) or 1 (window) for {n} layers")
-    freq = r.opt("moe_layer_freq")
-    ids = tuple(i for i, f in enumerate(freq[:n]) if f) if isinstance(freq, list) else None
     swa = AttnGeom(
         int(r.req("swa_num_attention_heads")),
         int(r.req("swa_num_key_value_heads")),
         int(r.req("swa_head_dim")),
         int(r.req("swa_v_head_dim")),
     )
-    moe = MoESpec(
-        num_experts=int(r.req("n_routed_experts")),
-        experts_per_token=int(r.req("num_experts_per_tok")),
-        expert_intermediate_size=int(r.req("moe_intermediate_size")),
-        num_shared_experts=int(r.opt("n_shared_experts", default=0) or 0),
-        shared_intermediate_size=int(r.req("moe_intermediate_size")),
-        moe_layer_ids=ids,
-    )
+    moe = _listed_moe(r, n)
     fields = {
-        "hidden_size": h,
-        "num_layers": n,
-        "num_heads": int(r.req("num_attention_heads")),
-        "num_kv_heads": int(r.req("num_key_value_heads")),
-        "head_dim": int(r.req("head_dim")),
+        **gqa_fields(r, n, h),
         "v_head_dim": int(r.req("v_head_dim")),
         "sliding_attn": swa,
         "intermediate_size": int(r.req("intermediate_size")),
@@ -144,23 +149,9 @@ def read_minimax_m3(
     dense_intermediate_size, the rest top-k sparse attention + MoE with one shared expert."""
     n, h = int(r.req("num_hidden_layers")), int(r.req("hidden_size"))
     kinds, index = _m3_index(r, n)
-    freq = r.opt("moe_layer_freq")
-    ids = tuple(i for i, f in enumerate(freq[:n]) if f) if isinstance(freq, list) else None
-    n_sh = int(r.opt("n_shared_experts", default=0) or 0)
-    moe = MoESpec(
-        num_experts=int(r.req("num_local_experts", "n_routed_experts")),
-        experts_per_token=int(r.req("num_experts_per_tok")),
-        expert_intermediate_size=int(r.req("moe_intermediate_size")),
-        num_shared_experts=n_sh,
-        shared_intermediate_size=int(r.opt("shared_intermediate_size", default=0)) if n_sh else 0,
-        moe_layer_ids=ids,
-    )
+    moe = _listed_moe(r, n)
     fields = {
-        "hidden_size": h,
-        "num_layers": n,
-        "num_heads": int(r.req("num_attention_heads")),
-        "num_kv_heads": int(r.req("num_key_value_heads")),
-        "head_dim": int(r.req("head_dim")),
+        **gqa_fields(r, n, h),
         "intermediate_size": int(r.req("dense_intermediate_size", "intermediate_size")),
         "layer_types": kinds,
         "moe": moe,

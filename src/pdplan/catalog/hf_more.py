@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pdplan.catalog.hf_common import common_fields
+from pdplan.catalog.hf_config import _mla
 from pdplan.catalog.hf_quant import weight_dtype_from_config
-from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
+from pdplan.catalog.model_spec import LinearAttnSpec, ModelSpec, MoESpec
 
 if TYPE_CHECKING:
     from pdplan.catalog.hf_config import _Reader
@@ -67,18 +68,6 @@ def _kda(r: _Reader, cfg: Mapping[str, Any]) -> LinearAttnSpec:
     )
 
 
-def _kimi_mla(r: _Reader) -> MLASpec:
-    """The full-attention layers' MLA (DeepSeek-V3 shapes; K3: q_lora 1536, kv_lora 512)."""
-    q_lora = r.opt("q_lora_rank")
-    return MLASpec(
-        q_lora_rank=int(q_lora) if q_lora else None,
-        kv_lora_rank=int(r.req("kv_lora_rank")),
-        qk_nope_head_dim=int(r.req("qk_nope_head_dim")),
-        qk_rope_head_dim=int(r.req("qk_rope_head_dim")),
-        v_head_dim=int(r.req("v_head_dim")),
-    )
-
-
 def _kimi_moe(r: _Reader, n: int) -> tuple[MoESpec | None, tuple[str, ...]]:
     """MoE spec and per-layer FFN kinds. KimiDecoderLayer: MoE where layer_idx >=
     first_k_dense_replace and layer_idx % moe_layer_freq == 0, else the dense MLP of
@@ -127,7 +116,7 @@ def read_kimi_linear(
         raise r.fail("missing linear_attn_config")
     n, h = int(r.req("num_hidden_layers")), int(r.req("hidden_size"))
     heads = int(r.req("num_attention_heads"))
-    mla, (moe, ffns) = _kimi_mla(r), _kimi_moe(r, n)
+    mla, (moe, ffns) = _mla(r), _kimi_moe(r, n)
     r.check()  # layer counts are needed before the per-layer lists are read
     kinds = _kimi_kinds(r, cfg, n)
     fields = {

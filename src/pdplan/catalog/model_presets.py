@@ -1631,7 +1631,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "experts_per_token": 8,
             "expert_intermediate_size": 2048,
             "num_shared_experts": 0,
-            "shared_intermediate_size": 2048,
+            "shared_intermediate_size": 0,
             "first_dense_layers": 0,
             "layer_freq": 1,
             "moe_layer_ids": (
