@@ -125,7 +125,7 @@ def test_deepseek_v4_params_and_compressed_kv() -> None:
     assert pro.total_params / 1e12 == pytest.approx(1.6, abs=0.05)
     assert pro.active_params / 1e9 == pytest.approx(49.8, abs=0.5)
     assert flash.layer_types[:4] == ("sliding", "sliding", "csa", "hca")
-    assert (flash.weight_dtype, flash.default_moe_dtype()) == ("fp8", "fp4")
+    assert (flash.weight_dtype, flash.default_moe_dtype()) == ("fp8", "w4a8")  # MXFP4 x FP8
     c = flash.csa
     assert c is not None
     # per token: a 512-wide K=V entry per 4 tokens (+ FP8 index key per 4) or per 128 tokens

@@ -176,7 +176,10 @@ def read_deepseek_v4(
         num_shared_experts=int(r.opt("n_shared_experts", default=1)),
         shared_intermediate_size=width,
     )
-    expert = r.opt("expert_dtype")
+    # expert_dtype "fp4" stores the experts as MXFP4 (E2M1 + an E8M0 scale per 32); Blackwell
+    # runs them as MXFP4 x MXFP8 on FP8 tensor cores (AIConfigurator MoEQuantMode
+    # w4a8_mxfp4_mxfp8_trtllm: "the kernel DeepSeek-V4-Pro actually runs"), hence W4A8
+    expert = {"fp4": "w4a8", "fp8": "fp8"}.get(str(r.opt("expert_dtype")))
     fields = {
         "hidden_size": h,
         "num_layers": n,
@@ -188,7 +191,7 @@ def read_deepseek_v4(
         "sliding_window": window,
         "moe": moe,
         "csa": csa,
-        "moe_weight_dtype": str(expert) if expert in ("fp4", "fp8") else None,
+        "moe_weight_dtype": expert,
     }
     common = common_fields(r, quant, name, hf_id, arch)
     r.check()
