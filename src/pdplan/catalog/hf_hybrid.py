@@ -38,30 +38,25 @@ def _nemotron_blocks(r: Any) -> list[tuple[str, str]]:
     return [_NEMOTRON_BLOCKS[b] for b in seq]
 
 
-def read_nemotron_h(
-    r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str
-) -> ModelSpec:
-    """Nemotron-H / Nemotron-3: one block per layer index, each a Mamba2 mixer, an attention
-    mixer, a squared-ReLU MLP or a (latent) MoE (transformers modeling_nemotron_h.py)."""
-    blocks = _nemotron_blocks(r)
-    kinds, ffns = tuple(b[0] for b in blocks), tuple(b[1] for b in blocks)
-    h, heads = int(r.req("hidden_size")), int(r.req("num_attention_heads"))
-    moe = None
-    if "moe" in ffns:
-        n_sh = int(r.opt("n_shared_experts", default=0) or 0)
-        moe = MoESpec(
-            num_experts=int(r.req("n_routed_experts")),
-            experts_per_token=int(r.req("num_experts_per_tok")),
-            expert_intermediate_size=int(r.req("moe_intermediate_size")),
-            num_shared_experts=n_sh,
-            shared_intermediate_size=int(r.opt("moe_shared_expert_intermediate_size", default=0))
-            if n_sh
-            else 0,
-            latent_size=int(r.opt("moe_latent_size", default=0) or 0),
-        )
-    # Mamba2 as a linear-attention layer: G groups of B / C (d_state wide) play the keys,
-    # H heads of head_dim play the values; state H x d_state x head_dim per sequence
-    lin = LinearAttnSpec(
+def _nemotron_moe(r: Any) -> MoESpec:
+    """Nemotron-3 MoE: routed experts (behind a latent projection in Super / Ultra) and one
+    shared expert of moe_shared_expert_intermediate_size."""
+    n_sh = int(r.opt("n_shared_experts", default=0) or 0)
+    shared = int(r.opt("moe_shared_expert_intermediate_size", default=0)) if n_sh else 0
+    return MoESpec(
+        num_experts=int(r.req("n_routed_experts")),
+        experts_per_token=int(r.req("num_experts_per_tok")),
+        expert_intermediate_size=int(r.req("moe_intermediate_size")),
+        num_shared_experts=n_sh,
+        shared_intermediate_size=shared,
+        latent_size=int(r.opt("moe_latent_size", default=0) or 0),
+    )
+
+
+def _mamba2(r: Any) -> LinearAttnSpec:
+    """Mamba2 as a linear-attention layer: G groups of B / C (d_state wide) play the keys,
+    H heads of head_dim play the values; state H x d_state x head_dim per sequence."""
+    return LinearAttnSpec(
         num_key_heads=int(r.req("n_groups")),
         num_value_heads=int(r.req("mamba_num_heads")),
         key_head_dim=int(r.req("ssm_state_size")),
@@ -71,6 +66,16 @@ def read_nemotron_h(
         # keeps the state in the model dtype (BF16)
         state_bytes=4.0 if r.opt("mamba_ssm_cache_dtype") == "float32" else 2.0,
     )
+
+
+def read_nemotron_h(
+    r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str
+) -> ModelSpec:
+    """Nemotron-H / Nemotron-3: one block per layer index, each a Mamba2 mixer, an attention
+    mixer, a squared-ReLU MLP or a (latent) MoE (transformers modeling_nemotron_h.py)."""
+    blocks = _nemotron_blocks(r)
+    kinds, ffns = tuple(b[0] for b in blocks), tuple(b[1] for b in blocks)
+    h, heads = int(r.req("hidden_size")), int(r.req("num_attention_heads"))
     fields = {
         "hidden_size": h,
         "num_layers": len(blocks),
@@ -80,8 +85,8 @@ def read_nemotron_h(
         "intermediate_size": int(r.opt("intermediate_size", default=0) or 0),
         "layer_types": kinds,
         "ffn_types": ffns,
-        "moe": moe,
-        "linear_attn": lin,
+        "moe": _nemotron_moe(r) if "moe" in ffns else None,
+        "linear_attn": _mamba2(r),
         "ffn_gated": str(r.opt("mlp_hidden_act", default="relu2")) not in ("relu2", "relu"),
     }
     common = common_fields(r, quant, name, hf_id, arch)
@@ -147,6 +152,21 @@ def _v4_kinds(r: Any, n: int) -> tuple[tuple[str, ...], int]:
     return kinds, (heavy[0] if heavy else 128)
 
 
+def _v4_attention(r: Any, heavy: int) -> CompressedAttnSpec:
+    return CompressedAttnSpec(
+        head_dim=int(r.req("head_dim")),
+        q_lora_rank=int(r.req("q_lora_rank")),
+        o_lora_rank=int(r.req("o_lora_rank")),
+        o_groups=int(r.req("o_groups")),
+        window=int(r.req("sliding_window")),
+        hca_ratio=heavy,
+        index_n_heads=int(r.opt("index_n_heads", default=0)),
+        index_head_dim=int(r.opt("index_head_dim", default=0)),
+        index_topk=int(r.opt("index_topk", default=0)),
+        hc_mult=int(r.opt("hc_mult", default=1)),
+    )
+
+
 def read_deepseek_v4(
     r: Any, quant: dict[str, Any] | None, name: str, hf_id: str, arch: str
 ) -> ModelSpec:
@@ -155,19 +175,7 @@ def read_deepseek_v4(
     expert_dtype (FP4 in the official checkpoints)."""
     n, h = int(r.req("num_hidden_layers")), int(r.req("hidden_size"))
     kinds, heavy = _v4_kinds(r, n)
-    window = int(r.req("sliding_window"))
-    csa = CompressedAttnSpec(
-        head_dim=int(r.req("head_dim")),
-        q_lora_rank=int(r.req("q_lora_rank")),
-        o_lora_rank=int(r.req("o_lora_rank")),
-        o_groups=int(r.req("o_groups")),
-        window=window,
-        hca_ratio=heavy,
-        index_n_heads=int(r.opt("index_n_heads", default=0)),
-        index_head_dim=int(r.opt("index_head_dim", default=0)),
-        index_topk=int(r.opt("index_topk", default=0)),
-        hc_mult=int(r.opt("hc_mult", default=1)),
-    )
+    csa = _v4_attention(r, heavy)
     width = int(r.req("moe_intermediate_size"))
     moe = MoESpec(
         num_experts=int(r.req("n_routed_experts")),
@@ -188,7 +196,7 @@ def read_deepseek_v4(
         "head_dim": csa.head_dim,
         "intermediate_size": 0,
         "layer_types": kinds,
-        "sliding_window": window,
+        "sliding_window": csa.window,
         "moe": moe,
         "csa": csa,
         "moe_weight_dtype": expert,
