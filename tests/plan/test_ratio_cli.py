@@ -66,6 +66,19 @@ def test_default_job_uses_cost_model(capsys: pytest.CaptureFixture[str]) -> None
     )
 
 
+def test_default_layout_widens_when_the_model_does_not_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    d = _json(capsys, ["ratio", "--model", "kimi-k3", "--gpu", "b300", "--json"])
+    assert d["prefill_layout"] == d["decode_layout"] == "tp8"
+    assert d["notes"][0].startswith("tp4 does not fit") and "using tp8" in d["notes"][0]
+    # an explicit layout is taken as given: too small is an error naming the shortfall
+    assert main(["ratio", "--model", "kimi-k3", "--gpu", "b300", "--decode-layout", "tp4"]) == 2
+    assert "short by" in capsys.readouterr().err
+    assert main(["ratio", "--model", "kimi-k3", "--gpu", "l4"]) == 2
+    assert "no layout up to tp8-pp8 holds kimi-k3" in capsys.readouterr().err
+
+
 def test_lengths_file_reports_jensen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("pdplan.perf.costmodel")
     f = tmp_path / "hist.csv"

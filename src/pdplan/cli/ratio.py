@@ -62,10 +62,14 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.plan.ratio_qps import qps_dependence
 
     spec, gpu = get_model(opts["model"]), get_gpu(opts["gpu"])
-    lp, ld = Layout.parse(opts["prefill_layout"]), Layout.parse(opts["decode_layout"])
+    kvd, picked = opts["kv_dtype"], []
+    lp, ld = (
+        Layout.parse(opts[k]) if opts[k] else _fitting_layout(spec, gpu, kvd, picked)
+        for k in ("prefill_layout", "decode_layout")
+    )
     for lay in (lp, ld):
         require_valid(spec, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node)
-    kvd, eng = opts["kv_dtype"], opts["engine"]
+    eng = opts["engine"]
     cm_p = CostModel(spec, gpu, lp, engine=eng, kv_dtype=kvd)
     cm_d = CostModel(spec, gpu, ld, engine=eng, kv_dtype=kvd)
     kv_cap = plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
@@ -83,7 +87,33 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     )  # fmt: skip
     head = {"mode": "model", "model": spec.name, "gpu": gpu.name, "engine": eng,
             "prefill_layout": str(lp), "decode_layout": str(ld)}  # fmt: skip
-    return {**head, **_model_data(res, sweep, lp.gpus, ld.gpus, kv_cap, opts["tpot"])}
+    out = {**head, **_model_data(res, sweep, lp.gpus, ld.gpus, kv_cap, opts["tpot"])}
+    out["notes"] = picked[:1] + out["notes"]
+    return out
+
+
+def _fitting_layout(spec: Any, gpu: Any, kv_dtype: str, picked: list[str]) -> Any:
+    """The default layout (DEFAULT_LAYOUT) when the model fits it, else the first of wider TP
+    in the node, then PP across nodes, that holds the weights with room for KV."""
+    from pdplan.errors import DoesNotFitError
+    from pdplan.parallel import Layout, check_layout
+    from pdplan.perf.memory import plan_memory
+
+    node, first_err = gpu.gpus_per_node, ""
+    tps = [t for t in (4, 8, 16, 32, 72) if t <= max(node, gpu.scaleup_domain)] or [1]
+    cands = [Layout(tp=t) for t in tps] + [Layout(tp=tps[-1], pp=p) for p in (2, 4, 8)]
+    for lay in cands:
+        if check_layout(spec, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=node).errors:
+            continue
+        try:
+            plan_memory(spec, gpu, lay, kv_dtype=kv_dtype)
+        except DoesNotFitError as e:
+            first_err = first_err or str(e)
+            continue
+        if str(lay) != DEFAULT_LAYOUT and first_err and not picked:
+            picked.append(f"{DEFAULT_LAYOUT} does not fit ({first_err}); using {lay}")
+        return lay
+    raise DoesNotFitError(f"no layout up to {cands[-1]} holds {spec.name}; {first_err}")
 
 
 def _model_data(res: Any, sweep: Any, gp: int, gd: int, kv_cap: int, tpot: float) -> dict:
@@ -173,8 +203,14 @@ def ratio_cmd(
     qps: float | None = typer.Option(None, "--qps", help="request rate -> GPU counts"),
     model: str | None = typer.Option(None, "--model", "-m", help="model for the cost model"),
     gpu: str | None = typer.Option(None, "--gpu", "-g", help="GPU for the cost model"),
-    prefill_layout: str = typer.Option(DEFAULT_LAYOUT, "--prefill-layout", help="e.g. tp4"),
-    decode_layout: str = typer.Option(DEFAULT_LAYOUT, "--decode-layout", help="e.g. tp8"),
+    prefill_layout: str | None = typer.Option(
+        None,
+        "--prefill-layout",
+        help=f"e.g. tp4 (default: {DEFAULT_LAYOUT}, wider if it won't fit)",
+    ),
+    decode_layout: str | None = typer.Option(
+        None, "--decode-layout", help=f"e.g. tp8 (default: {DEFAULT_LAYOUT}, wider if it won't fit)"
+    ),
     tpot: float = typer.Option(0.05, "--tpot", help="decode TPOT target, seconds"),
     engine: str = typer.Option("vllm", "--engine", help="engine efficiency set"),
     kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype"),
