@@ -27,6 +27,7 @@ def models_cmd(
             "total_params_b": round(m.total_params / 1e9, 2),
             "active_params_b": round(m.active_params / 1e9, 2),
             "attention": m.attention_kind,
+            "layer_kinds": _kinds(m.layer_types),
             "experts": f"{m.moe.experts_per_token}/{m.moe.num_experts}" if m.moe else "",
             "weight_dtype": m.weight_dtype,
             "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
@@ -45,7 +46,7 @@ def models_cmd(
                 r["name"],
                 f"{r['total_params_b']:g} ({r['active_params_b']:g})",
                 str(r["layers"]),
-                r["attention"],
+                f"{r['attention']} {r['layer_kinds']}".strip(),
                 r["experts"],
                 r["weight_dtype"],
                 f"{r['kv_bytes_per_token_bf16']:,.0f}",
@@ -53,6 +54,14 @@ def models_cmd(
         con.print(t)
 
     emit({"models": rows}, as_json, render)
+
+
+def _kinds(layer_types: tuple[str, ...]) -> str:
+    """'' when every layer is full attention, else counts per kind: '12 full, 36 linear'."""
+    counts = {k: layer_types.count(k) for k in dict.fromkeys(layer_types)}
+    if set(counts) == {"full"}:
+        return ""
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
 def gpus_cmd(
