@@ -254,3 +254,36 @@ def test_engine_aliases() -> None:
     assert cm.engine == "vllm"
     with pytest.raises(ConfigError, match="unknown engine 'tgi'"):
         canonical_engine("tgi")
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "layout", "wdt"),
+    [
+        ("llama-3.1-70b", "h200", "tp4", None),
+        ("llama-3.1-8b", "h100", "tp1", "fp8"),
+        ("deepseek-r1", "b200", "tp8-ep8", "fp4"),
+        ("qwen3-235b-a22b", "h200", "tp8", "fp8"),
+        ("gpt-oss-120b", "b200", "tp1", None),
+        ("nemotron-3-super-120b-a12b", "b200", "tp4", None),
+    ],
+)
+def test_token_grid_interpolation_error_is_small(
+    model: str, gpu: str, layout: str, wdt: str | None
+) -> None:
+    """Prompt-sized token counts come off a 32-token grid (costmodel.TOKEN_GRID): within 0.3 %
+    of evaluating every layer at that exact count."""
+    import pdplan.perf.costmodel as cmod
+    from pdplan.catalog import get_gpu, get_model
+    from pdplan.parallel.layout import Layout
+
+    args = (get_model(model), get_gpu(gpu), Layout.parse(layout), "vllm", wdt)
+    counts = range(513, 16_384, 37)
+    grid_cm, exact_cm = cmod.CostModel(*args), cmod.CostModel(*args)
+    grid = [sum(grid_cm._token_parts(t)) for t in counts]
+    exact_from, cmod.TOKEN_GRID_FROM = cmod.TOKEN_GRID_FROM, 10**9
+    try:
+        exact = [sum(exact_cm._token_parts(t)) for t in counts]
+    finally:
+        cmod.TOKEN_GRID_FROM = exact_from
+    errors = [abs(g / e - 1) for g, e in zip(grid, exact, strict=True)]
+    assert max(errors) < 3e-3

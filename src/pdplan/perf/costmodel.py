@@ -25,6 +25,13 @@ from pdplan.perf.step import BatchShape
 __all__ = ["CostModel", "StepBreakdown"]
 
 ACT_BYTES = 2.0  # activations travel and are stored in BF16 (2 B)
+# Prompt-sized token counts read the token parts off a TOKEN_GRID-token grid by linear
+# interpolation: the parts are piecewise linear in tokens (each GEMM the max of a compute and a
+# memory line, collectives alpha + bytes / bw, routed experts saturated past a few hundred
+# tokens), so only a grid cell holding a kink is off: < 0.03 % on the MoE models tried, float
+# round-off on dense ones (tests/perf, bound 0.3 %). The simulator
+# then evaluates ~250 grid points instead of one layer sum per distinct prompt batch size.
+TOKEN_GRID_FROM, TOKEN_GRID = 512, 32
 
 
 @dataclass(frozen=True)
@@ -180,6 +187,15 @@ class CostModel(EngineLimits):
         attn_tokens = tokens if attn_tokens is None else attn_tokens
         key = tokens if attn_tokens == tokens else (tokens, attn_tokens)
         hit = self._token_cache.get(key)
+        if hit is None and key == tokens and tokens > TOKEN_GRID_FROM and tokens % TOKEN_GRID:
+            lo = tokens - tokens % TOKEN_GRID
+            w = (tokens - lo) / TOKEN_GRID
+            a, b = self._token_parts(lo), self._token_parts(lo + TOKEN_GRID)
+            hit = self._token_cache[key] = (
+                a[0] + (b[0] - a[0]) * w,
+                a[1] + (b[1] - a[1]) * w,
+                a[2] + (b[2] - a[2]) * w,
+            )
         if hit is None:
             parts = lc.Parts()
             for cls, count in self._classes:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = ["BatchShape", "LinearStepModel", "StepModel", "causal_pairs"]
 
@@ -17,9 +17,10 @@ def causal_pairs(new_tokens: int, cached_tokens: int = 0) -> float:
     return new_tokens * cached_tokens + new_tokens * (new_tokens + 1) / 2.0
 
 
-@dataclass(frozen=True)
-class BatchShape:
-    """What one engine iteration computes (per instance, before any parallel split).
+class BatchShape(NamedTuple):
+    """What one engine iteration computes (per instance, before any parallel split). A named
+    tuple: the simulator builds one per prompt step, and a tuple is built ~3x faster than a
+    frozen dataclass.
 
     prefill_tokens: new prompt tokens computed this step (sum over prefilling sequences).
     prefill_pairs:  sum of causal_pairs(new_i, cached_i) over prefilling sequences.
