@@ -29,8 +29,8 @@ ACT_BYTES = 2.0  # activations travel and are stored in BF16 (2 B)
 # interpolation: the parts are piecewise linear in tokens (each GEMM the max of a compute and a
 # memory line, collectives alpha + bytes / bw, routed experts saturated past a few hundred
 # tokens), so only a grid cell holding a kink is off: < 0.03 % on the MoE models tried, float
-# round-off on dense ones (tests/perf, bound 0.3 %). The simulator
-# then evaluates ~250 grid points instead of one layer sum per distinct prompt batch size.
+# round-off on dense ones (tests/perf, bound 0.3 %). The simulator then evaluates ~250 grid
+# points instead of one layer sum per distinct prompt batch size.
 TOKEN_GRID_FROM, TOKEN_GRID = 512, 32
 
 
