@@ -117,6 +117,8 @@ def read_kimi_linear(
     n, h = int(r.req("num_hidden_layers")), int(r.req("hidden_size"))
     heads = int(r.req("num_attention_heads"))
     mla, (moe, ffns) = _mla(r), _kimi_moe(r, n)
+    if mla is None:
+        raise r.fail("missing kv_lora_rank: Kimi Linear's full-attention layers are MLA")
     r.check()  # layer counts are needed before the per-layer lists are read
     kinds = _kimi_kinds(r, cfg, n)
     fields = {
