@@ -98,3 +98,26 @@ def test_qwen3_next_interval_and_gate() -> None:
 def test_glm_aliases_share_one_shape() -> None:
     assert get_model("zai-org/GLM-4.6").name == get_model("zai-org/GLM-4.7-FP8").name == "glm-4.7"
     assert get_model("glm-4.7").total_params / 1e9 == pytest.approx(352.8, abs=0.2)  # + MTP: 355B
+
+
+@pytest.mark.parametrize(
+    "model_type",
+    [
+        "nemotron_h",
+        "llama4_text",
+        "deepseek_v4",
+        "gemma4_text",
+        "mimo_v2_flash",
+        "minimax_m3",
+        "kimi_linear",
+        "nemotron-nas",
+        "qwen3_next",
+    ],
+)
+def test_family_readers_name_what_is_missing(model_type: str) -> None:
+    """A bare config of each family is a ConfigError naming the file and architecture, never a
+    stray exception from arithmetic on absent fields."""
+    for extra in ({}, {"num_hidden_layers": 4}, {"num_hidden_layers": 4, "hidden_size": 64}):
+        cfg = {"model_type": model_type, "architectures": ["X"], **extra}
+        with pytest.raises(ConfigError, match="cannot read architecture X"):
+            model_from_hf_config(cfg)
