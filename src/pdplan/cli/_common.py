@@ -23,6 +23,8 @@ def to_jsonable(obj: Any) -> Any:
         return {k: to_jsonable(v) for k, v in dataclasses.asdict(obj).items()}
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, tuple) and hasattr(obj, "_asdict"):  # a named tuple (BatchShape)
+        return {k: to_jsonable(v) for k, v in obj._asdict().items()}
     if isinstance(obj, (list, tuple)):
         return [to_jsonable(v) for v in obj]
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
