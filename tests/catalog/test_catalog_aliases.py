@@ -17,6 +17,8 @@ from pdplan.catalog import get_model
         ("zai-org/GLM-5.1-FP8", "glm-5.1", "fp8"),
         ("Qwen/Qwen3-VL-8B-Instruct", "qwen3-vl-8b", "bf16"),
         ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b", "bf16"),
+        ("MiniMaxAI/MiniMax-M2", "minimax-m2.5", "fp8"),
+        ("MiniMaxAI/MiniMax-M2.1", "minimax-m2.5", "fp8"),
     ],
 )
 def test_equivalent_ids(hf_id: str, key: str, dtype: str) -> None:

@@ -59,7 +59,9 @@ def test_a_model_that_does_not_fit_says_by_how_much(capsys: pytest.CaptureFixtur
     [
         ("poisson:rate=x,n=10", "bad number"),
         ("poisson:rate=1,n=10,foo=3", "unknown key"),
-        ("no/such/trace.csv", "no such workload file"),
+        ("no/such/trace.csv", "no such file"),
+        ("gamma:rate=1,n=10", "unknown synthetic workload kind 'gamma'"),
+        ("poisson:rate=1,n=10,isl", "isl is not KEY=VALUE"),
         ("closed:c=0,n=10,isl=100,osl=10", "must be >= 1"),
     ],
 )

@@ -64,6 +64,10 @@ _ALIASES: dict[str, str] = {
     "glm-4.5": "glm-4.7",
     "glm-4.6": "glm-4.7",
     "kimi-k2-thinking": "kimi-k2",
+    # MiniMax-M2 / M2.1 / M2.5 / M2.7 share one 230B-A10B config.json shape (62 layers,
+    # 256 experts top-8, 48 query / 8 KV heads of 128; MiniMaxAI model cards)
+    "minimax-m2": "minimax-m2.5",
+    "minimax-m2.1": "minimax-m2.5",
 }
 
 

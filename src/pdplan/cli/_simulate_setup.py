@@ -76,12 +76,20 @@ def workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
     m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
     if m is None:
         if not Path(spec).exists():
+            kind = re.fullmatch(r"([A-Za-z_]+):.*", spec.strip())
+            what = f"unknown synthetic workload kind {kind.group(1)!r}" if kind else "no such file"
             raise InputError(
-                "no such workload file (or use poisson:rate=R,n=N,isl=..,osl=..)", path=spec
+                f"{what}: give a trace file, 'poisson:rate=R,n=N,isl=..,osl=..' (open loop) or "
+                "'closed:c=C,n=N,isl=..,osl=..' (C clients)",
+                path=spec,
             )
         wl = wlmod.read_workload(spec)  # type: ignore[attr-defined]
         return wl, Arrivals("trace" if wl.has_times else "poisson", duration_s=duration)
-    kw = dict(p.split("=", 1) for p in m.group(2).split(",") if "=" in p)
+    parts = [p.strip() for p in m.group(2).split(",") if p.strip()]
+    bare = [p for p in parts if "=" not in p]
+    if bare:
+        raise InputError(f"workload spec {spec!r}: {', '.join(bare)} is not KEY=VALUE")
+    kw = dict(p.split("=", 1) for p in parts)
     try:
         n = int(kw.pop("n", "1000"))
         rate = float(kw.pop("rate", "0") or 0)
