@@ -133,3 +133,21 @@ def test_a_disagg_pool_that_does_not_fit_is_refused_by_both_predictors() -> None
     for predict in (predict_row, simulate_measured_row):
         with pytest.raises(DoesNotFitError, match="short by"):
             predict(row)
+
+
+def test_rack_scale_gpu_totals_written_as_tp_are_refused() -> None:
+    from dataclasses import replace
+
+    from pdplan.errors import ConfigError
+
+    # GB200 "agg" rows reading tp 64 / moe_tp 64 / no EP are GPU totals of disaggregated runs
+    row = replace(_row(8), model_path="deepseek-ai/DeepSeek-R1", system="gb200")
+    for predict in (predict_row, simulate_measured_row):
+        with pytest.raises(ConfigError, match="GPU total of a disaggregated"):
+            predict(replace(row, layout=Layout(tp=64, moe_tp=64)))
+    # an EP launch across the rack, and TP8 within it, are real deployments and still predict
+    for lay in (Layout(tp=8, ep=8, moe_tp=1), Layout(dp=32, ep=32, moe_tp=1)):
+        assert predict_row(replace(row, layout=lay)).ttft_ms > 0
+    # the rule is for rack-scale NVLink parts: a multi-node TP16 on H100 nodes is a real launch
+    h100 = replace(row, system="h100_sxm", weight_dtype="fp8", moe_dtype="fp8")
+    assert predict_row(replace(h100, layout=Layout(tp=16, moe_tp=16))).ttft_ms > 0

@@ -135,6 +135,19 @@ def check_row_layouts(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> None:
             require_valid(
                 model, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node
             )
+    lay = row.layout
+    rack = gpu.scaleup_domain > 8  # NVL72-class: one NVLink domain across trays
+    if row.mode == "agg" and lay is not None and rack and model.moe is not None:
+        # InferenceMAX's GB200 "agg" rows of DeepSeek-R1 read tp 12..72 with moe_tp = tp and
+        # no EP: tp is the GPU total of a disaggregated Dynamo run (tp36 = a 4-GPU prefill
+        # worker + a 32-GPU wide-EP decode worker; tp12, 20, 28, 36, 52 divide no head count);
+        # no engine splits every expert 16+ ways on a rack, so the deployment is unknown.
+        if lay.tp > 8 and lay.ep == 1 and (lay.moe_tp or lay.tp) == lay.tp:
+            raise ConfigError(
+                f"aggregated row with TP={lay.tp} and the experts TP-split {lay.tp} ways "
+                f"without EP on {gpu.name}: read as the GPU total of a disaggregated rack-scale "
+                "run written as TP; the deployment is not specified"
+            )
 
 
 def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
