@@ -287,3 +287,23 @@ def test_token_grid_interpolation_error_is_small(
         cmod.TOKEN_GRID_FROM = exact_from
     errors = [abs(g / e - 1) for g, e in zip(grid, exact, strict=True)]
     assert max(errors) < 3e-3
+
+
+def test_compound_framework_names_resolve_to_their_engine() -> None:
+    from pdplan.perf.efficiency import canonical_engine
+    from pdplan.perf.memory import engine_kv_memory
+
+    # InferenceMAX's framework names: an orchestrator / transport / build around one engine
+    for name, eng in [
+        ("dynamo-trt", "trtllm"),
+        ("dynamo-sglang", "sglang"),
+        ("mori-sglang", "sglang"),
+        ("sglang-rocm", "sglang"),
+        ("tensorrt-llm-serve", "trtllm"),
+        ("Dynamo vLLM", "vllm"),
+    ]:
+        assert canonical_engine(name) == eng
+        assert engine_kv_memory(name) == engine_kv_memory(eng)
+    for bad in ("vllm-sglang", "llm", "dynamo"):  # two engines, or none as a whole word
+        with pytest.raises(ConfigError, match="unknown engine"):
+            canonical_engine(bad)

@@ -119,3 +119,18 @@ def test_w4a8_is_four_bit_on_fp8_tensor_cores() -> None:
     gpu = get_gpu("b200")
     cm = CostModel(get_model("deepseek-r1"), gpu, Layout(tp=8), moe_dtype="w4a8")
     assert cm._hw.moe_flops == pytest.approx(cm._hw.gemm_flops)  # FP8 weights elsewhere: same
+
+
+def test_backend_names_are_read_as_their_engine(tmp_path: Path) -> None:
+    line = "{},x,{},1.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,fp8,fp8,8,2,1,1,2,1,100.0,10.0"
+    p = _write(
+        tmp_path,
+        line.format("a", "dynamo-trt"),
+        line.format("b", "TensorRT-LLM"),
+        line.format("c", "ATOM"),
+        line.format("d", "tgi"),
+    )
+    rows = [r for r in read_measured(p) if isinstance(r, MeasuredRow)]
+    # the engine-specific rules (KV dtype, KV sizing) see the canonical name; an engine
+    # nobody answers to is kept as written, to be reported unknown when predicted
+    assert [r.backend for r in rows] == ["trtllm", "trtllm", "vllm", "tgi"]

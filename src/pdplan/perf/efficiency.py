@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from importlib import resources
@@ -42,12 +43,24 @@ ENGINE_ALIASES = {
 
 
 def canonical_engine(engine: str) -> str:
-    """vllm, sglang or trtllm for a name or alias; ConfigError for an unknown engine."""
+    """vllm, sglang or trtllm for a name or alias; ConfigError for an unknown engine.
+
+    Compound names that wrap one engine resolve to it: an orchestrator or transport around it
+    ("dynamo-trt", "dynamo-sglang": NVIDIA Dynamo over TensorRT-LLM / SGLang; "mori-sglang":
+    SGLang with AMD's MoRI transfer library) or a build or mode of it ("sglang-rocm",
+    "vllm-rocm", "trtllm-serve", "sglang-disagg"), as InferenceMAX names its frameworks."""
     eng = engine.strip().lower()
     eng = ENGINE_ALIASES.get(eng, eng)
     if eng not in ENGINES:
-        known = ", ".join((*ENGINES, *ENGINE_ALIASES))
-        raise ConfigError(f"unknown engine {engine!r}; known: {known}")
+        names = (*ENGINES, *ENGINE_ALIASES)  # each as a whole word of the compound name
+        hits = {
+            ENGINE_ALIASES.get(n, n)
+            for n in names
+            if re.search(rf"(^|[-_\s/+]){re.escape(n)}($|[-_\s/+])", eng)
+        }
+        if len(hits) != 1:
+            raise ConfigError(f"unknown engine {engine!r}; known: {', '.join(names)}")
+        eng = hits.pop()
     return eng
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from pdplan.catalog.gpus import get_gpu
 from pdplan.errors import ConfigError, InputError
 from pdplan.parallel.layout import Layout
+from pdplan.perf.efficiency import canonical_engine
 
 __all__ = ["MeasuredRow", "quant_to_dtype", "read_measured"]
 
@@ -169,6 +170,15 @@ def _concurrency(row: dict[str, str]) -> int | None:
     return db * (_int(row, "decode_num_workers", 1) or 1) if db else None
 
 
+def _engine(name: str) -> str:
+    """The engine a row names, canonical ('dynamo-trt' -> trtllm, 'ATOM' -> vllm); a name no
+    engine answers to is kept, so predicting the row reports it as unknown."""
+    try:
+        return canonical_engine(name)
+    except ConfigError:
+        return name.strip().lower()
+
+
 def _parse(row: dict[str, str], line: int) -> MeasuredRow:
     ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
     if not (math.isfinite(ttft) and math.isfinite(tpot)) or ttft <= 0 or tpot <= 0:
@@ -182,7 +192,7 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
     return MeasuredRow(
         line=line,
         row_id=row.get("id", "") or f"line{line}",
-        backend=row["backend"].strip().lower(),
+        backend=_engine(row["backend"]),
         version=(row.get("backend_version") or "").strip(),
         model_path=row["model_path"].strip(),
         system=row["system"].strip(),

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
-from pdplan.errors import DoesNotFitError
+from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.parallel.layout import Layout
-from pdplan.perf.efficiency import ENGINE_ALIASES
+from pdplan.perf.efficiency import canonical_engine
 
 __all__ = [
     "ENGINE_KV_MEMORY",
@@ -44,7 +44,10 @@ ENGINE_KV_MEMORY: dict[str, tuple[float, bool]] = {
 def engine_kv_memory(engine: str) -> tuple[float, bool]:
     """(mem_fraction, of_free) for plan_memory: `engine`'s default KV sizing (aliases such
     as ATOM take their engine's; unknown engines the default)."""
-    eng = ENGINE_ALIASES.get(engine.lower(), engine.lower())
+    try:
+        eng = canonical_engine(engine)
+    except ConfigError:
+        return DEFAULT_MEM_FRACTION, False
     return ENGINE_KV_MEMORY.get(eng, (DEFAULT_MEM_FRACTION, False))
 
 
