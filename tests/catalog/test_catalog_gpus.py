@@ -114,6 +114,11 @@ def test_hbm_hand_values() -> None:
         ("rtx_5090", "rtx-5090"),
         ("gb10", "gb10"),
         ("b60", "arc-pro-b60"),
+        ("h100_nvl", "h100-nvl"),
+        ("H200 NVL", "h200-nvl"),
+        ("GH200", "gh200"),
+        ("gh200_hbm3e", "gh200-144gb"),
+        ("MI350X", "mi350x"),
     ],
 )
 def test_aliases(alias: str, key: str) -> None:
@@ -228,3 +233,17 @@ def test_make_cluster() -> None:
         make_cluster("h100", nodes=0)
     with pytest.raises(ConfigError, match="nic_gbps"):
         make_cluster("h100", nic_gbps=-1)
+
+
+def test_bridged_pcie_hoppers_grace_hopper_and_mi350x() -> None:
+    """NVL cards: half the SXM part's dense rate (lower clocks and power), the bridge as the
+    scale-up domain; GH200: the SXM die's rates on one-GPU nodes; MI350X: MI355X at 2200 MHz."""
+    sxm, nvl = get_gpu("h100-sxm"), get_gpu("h100-nvl")
+    assert nvl.bf16_tflops < sxm.bf16_tflops and nvl.hbm_tbps > sxm.hbm_tbps
+    assert (nvl.scaleup_domain, get_gpu("h200-nvl").scaleup_domain) == (2, 4)
+    gh = get_gpu("gh200")
+    assert gh.bf16_tflops == sxm.bf16_tflops and gh.gpus_per_node == gh.scaleup_domain == 1
+    assert get_gpu("gh200-144gb").hbm_gib > gh.hbm_gib
+    m350, m355 = get_gpu("mi350x"), get_gpu("mi355x")
+    assert m350.bf16_tflops == pytest.approx(m355.bf16_tflops * 2200 / 2400, rel=1e-3)
+    assert m350.matmul_eta == pytest.approx(m355.matmul_eta, rel=1e-3)  # type: ignore[arg-type]

@@ -55,9 +55,18 @@ _ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
         600,
         None,
     ),
+    # PCIe cards with NVLink bridges: the bridge is the scale-up domain (H100 NVL pairs,
+    # H200 NVL 2- or 4-way); wider TP inside the server crosses PCIe, modelled as scale-out
+    "h100-nvl": (("NVIDIA", 835.5, 1670.5, None, 1670.5, 94, 3.9, 300, 2, 8), 400, 64, 400, None),
+    "h200-nvl": (("NVIDIA", 835.5, 1670.5, None, 1670.5, 141, 4.8, 450, 4, 8), 400, 64, 600, None),
+    # Grace Hopper: one H100 die per superchip node, NVLink-C2C to the CPU, ConnectX-7 out
+    "gh200": (("NVIDIA", 989, 1979, None, 1979, 96, 4.0, 450, 1, 1), 400, 450, 1000, 794.5),
+    "gh200-144gb": (("NVIDIA", 989, 1979, None, 1979, 144, 4.9, 450, 1, 1), 400, 450, 1000, 794.5),
     "mi300x": (("AMD", 1307.4, 2614.9, None, 2614.9, 192, 5.3, 448, 8, 8), 400, 64, 750, 668.4),
     "mi325x": (("AMD", 1307.4, 2614.9, None, 2614.9, 256, 6.0, 448, 8, 8), 400, 64, 1000, 784.9),
     "mi355x": (("AMD", 2516.6, 5033.2, 10066.4, 5033.2, 288, 8.0, 448, 8, 8), 400, 64, 1400, 1565),
+    # MI350X: the MI355X's CDNA4 die at a 2200 MHz peak clock instead of 2400 (air-cooled)
+    "mi350x": (("AMD", 2306.9, 4613.7, 9227.5, 4613.7, 288, 8.0, 448, 8, 8), 400, 64, 1000, 1434.6),
     "gaudi3": (("Intel", 1835, 1835, None, None, 128, 3.7, 600, 8, 8), 600, 64, None, 1243),
 }
 
@@ -101,6 +110,19 @@ _SOURCES: dict[str, str] = {
     "ASSUMED scale-up 448 GB/s (same as MI300X: 7 XGMI links x 64 GB/s; csv blank, "
     "not confirmed from a primary source) and nic 400 Gb/s (csv blank)",
     "gaudi3": "MLE-ACC; MLE-NET; GenZ system_configs.py",
+    "h100-nvl": "NVIDIA H100 NVL product brief (94 GB HBM3, 3.9 TB/s, BF16 1,671 / FP8 3,341 "
+    "TFLOP/s with sparsity, halved for dense; NVLink bridge 600 GB/s bidirectional between a "
+    "pair; 350-400 W); ASSUMED nic 400 Gb/s",
+    "h200-nvl": "NVIDIA H200 NVL datasheet (141 GB HBM3e, 4.8 TB/s, BF16 1,671 / FP8 3,341 "
+    "TFLOP/s with sparsity, halved for dense; 2- or 4-way NVLink bridge 900 GB/s "
+    "bidirectional; up to 600 W); ASSUMED nic 400 Gb/s",
+    "gh200": "NVIDIA GH200 Grace Hopper Superchip datasheet (H100 die: dense BF16 989 / FP8 "
+    "1,979 TFLOP/s, 96 GB HBM3 4 TB/s; NVLink-C2C 900 GB/s to Grace; module up to 1000 W); one "
+    "GPU per node, ConnectX-7 400 Gb/s; MAMF taken from H100 SXM (same die and boost clock)",
+    "gh200-144gb": "NVIDIA GH200 datasheet, HBM3e variant (144 GB, 4.9 TB/s); otherwise as gh200",
+    "mi350x": "AMD Instinct MI350X data sheet (288 GB HBM3E, 8 TB/s, 1000 W, 2200 MHz peak "
+    "engine clock); dense rates scaled from the MI355X's (2400 MHz) by 2200 / 2400, same CDNA4 "
+    "die; ASSUMED scale-up and nic as MI355X, and MAMF as MI355X's 1565 x 2200 / 2400",
 }
 
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -133,6 +155,11 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "mi300x": ("mi300", "instinct-mi300x"),
     "mi325x": ("instinct-mi325x",),
     "mi355x": ("instinct-mi355x",),
+    "mi350x": ("instinct-mi350x",),
+    "h100-nvl": ("h100-nvl-94gb",),
+    "h200-nvl": ("h200-nvl-141gb",),
+    "gh200": ("gh200-96gb", "grace-hopper"),
+    "gh200-144gb": ("gh200-hbm3e",),
     "gaudi3": ("gaudi-3", "hl-325l"),
 }
 
