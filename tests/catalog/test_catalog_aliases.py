@@ -19,6 +19,10 @@ from pdplan.catalog import get_model
         ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b", "bf16"),
         ("MiniMaxAI/MiniMax-M2", "minimax-m2.5", "fp8"),
         ("MiniMaxAI/MiniMax-M2.1", "minimax-m2.5", "fp8"),
+        # AMD Quark checkpoints (InferenceMAX MI355X recipes)
+        ("amd/DeepSeek-R1-0528-MXFP4-Preview", "deepseek-r1", "fp4"),
+        ("amd/Llama-3.3-70B-Instruct-FP8-KV", "llama-3.1-70b", "fp8"),
+        ("amd/gpt-oss-120b-w-mxfp4-a-fp8", "gpt-oss-120b", "w4a8"),
     ],
 )
 def test_equivalent_ids(hf_id: str, key: str, dtype: str) -> None:

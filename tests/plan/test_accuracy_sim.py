@@ -113,6 +113,9 @@ def test_inferencemax_rows_get_their_launch_and_client() -> None:
     goss = replace(imax, backend="vllm", model_path="openai/gpt-oss-120b", system="b200_sxm")
     assert kv_dtype_for(goss) == "fp8"  # its gpt-oss recipes on Blackwell: kv-cache-dtype fp8
     assert kv_dtype_for(replace(goss, system="h100_sxm")) == "bf16"
+    # an AMD "-FP8-KV" checkpoint carries KV scales and is served with an FP8 cache anywhere
+    amd = replace(goss, model_path="amd/Llama-3.3-70B-Instruct-FP8-KV", system="mi355x")
+    assert kv_dtype_for(amd) == kv_dtype_for(replace(amd, backend="sglang")) == "fp8"
     # auto: the InferenceMAX client for its rows, the fixed one otherwise
     v = replace(imax, backend="vllm")
     assert simulate_measured_row(v, client="auto") == simulate_measured_row(v, client="random")

@@ -26,6 +26,10 @@ __all__ = ["get_model", "list_models", "resolve_model_name"]
 
 # Checkpoint-name suffixes that name a quantised copy of the same architecture -> weight dtype.
 _DTYPE_SUFFIXES: dict[str, str] = {
+    # AMD Quark checkpoints: MXFP4 weights with FP8 activations (amd/gpt-oss-120b-w-mxfp4-a-fp8)
+    # run 4-bit weights on FP8 matrix cores; "-FP8-KV" ships FP8 weights with KV-cache scales
+    "-w-mxfp4-a-fp8": "w4a8",
+    "-fp8-kv": "fp8",
     "-nvfp4": "fp4",
     "-mxfp4": "fp4",
     "-fp4": "fp4",
@@ -37,7 +41,7 @@ _DTYPE_SUFFIXES: dict[str, str] = {
     "-w4a16": "int4",
 }
 # Suffixes that change only the fine-tune, not the shape (Instruct, v0.1, dated refreshes).
-_PLAIN_SUFFIX = re.compile(r"-(instruct|base|chat|hf|it|thinking|v\d+([._]\d+)?|\d{4})$")
+_PLAIN_SUFFIX = re.compile(r"-(instruct|base|chat|hf|it|thinking|preview|v\d+([._]\d+)?|\d{4})$")
 
 # Extra spellings that normalisation alone does not reach.
 _ALIASES: dict[str, str] = {

@@ -96,7 +96,11 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     GLM-5, Qwen3.5; not its BF16 Qwen3.5 ones, and only for some models on H200 and AMD parts,
     which keep the default), and `kv-cache-dtype: fp8` in its vLLM gpt-oss recipes on
     Blackwell (not H100 / H200); its other vLLM recipes changed over time (MiniMax-M2.5 and
-    Kimi-K2.5 gained FP8 KV in later versions), so those keep the default."""
+    Kimi-K2.5 gained FP8 KV in later versions), so those keep the default. AMD's "-FP8-KV"
+    checkpoints (amd/Llama-3.3-70B-Instruct-FP8-KV) carry KV-cache scales and are served with
+    an FP8 cache."""
+    if row.model_path.strip().lower().endswith("-fp8-kv"):
+        return "fp8"
     if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
         return "fp8"
     if row.backend == "sglang" and _sglang_dsa_fp8(row):
