@@ -13,13 +13,19 @@ from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError, PdplanError
-from pdplan.parallel.checks import require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.plan.row_setup import (
+    INFERENCEMAX_MARKERS,
+    check_row_layouts,
+    is_blackwell,
+    is_inferencemax,
+    kv_dtype_for,
+)
 
 __all__ = [
     "INFERENCEMAX_MARKERS",
@@ -74,84 +80,6 @@ def prediction_record(p: Prediction) -> dict[str, object]:
         "predicted_tpot_ms": round(p.tpot_ms, 4),
         "tpot_ape": round(p.tpot_ape, 2),
     }
-
-
-# Rows whose source note names a GitHub workflow run come from InferenceMAX (InferenceX) sweeps.
-INFERENCEMAX_MARKERS = ("workflow_run_id=", "wip=")
-
-
-def is_inferencemax(row: MeasuredRow) -> bool:
-    """Was the row measured by an InferenceMAX sweep (its source note names a workflow run)?"""
-    return any(m in row.source for m in INFERENCEMAX_MARKERS)
-
-
-def kv_dtype_for(row: MeasuredRow) -> str:
-    """KV cache dtype of a measured setup: TensorRT-LLM quantised checkpoints run an FP8 KV
-    cache (AIConfigurator's default kv quant for fp8/fp4 modes); vLLM and SGLang default to
-    the model dtype (`--kv-cache-dtype auto`), i.e. BF16, except that SGLang stores a DSA
-    model's cache (DeepSeek-V3.2, GLM-5) in fp8_e4m3 on Blackwell (SGLang server_args.py:
-    "for Blackwell, we support fp8 only"; Blackwell = an NVIDIA part with FP4 tensor cores).
-    InferenceMAX's recipes (InferenceX benchmarks/single_node/**) set `--kv-cache-dtype
-    fp8_e4m3` in every SGLang launch of FP8 / FP4 checkpoints on B200 / B300 (DeepSeek-R1,
-    GLM-5, Qwen3.5; not its BF16 Qwen3.5 ones, and only for some models on H200 and AMD parts,
-    which keep the default), and `kv-cache-dtype: fp8` in its vLLM gpt-oss recipes on
-    Blackwell (not H100 / H200); its other vLLM recipes changed over time (MiniMax-M2.5 and
-    Kimi-K2.5 gained FP8 KV in later versions), so those keep the default. AMD's "-FP8-KV"
-    checkpoints (amd/Llama-3.3-70B-Instruct-FP8-KV) carry KV-cache scales and are served with
-    an FP8 cache."""
-    if row.model_path.strip().lower().endswith("-fp8-kv"):
-        return "fp8"
-    if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
-        return "fp8"
-    if row.backend == "sglang" and _sglang_dsa_fp8(row):
-        return "fp8"
-    quantised = row.weight_dtype in ("fp8", "fp4")
-    if row.backend == "sglang" and is_inferencemax(row) and quantised and is_blackwell(row):
-        return "fp8"
-    if row.backend == "vllm" and is_inferencemax(row) and "gpt-oss" in row.model_path.lower():
-        return "fp8" if is_blackwell(row) else "bf16"
-    return "bf16"
-
-
-def _sglang_dsa_fp8(row: MeasuredRow) -> bool:
-    try:
-        mla = get_model(row.model_path).mla
-    except PdplanError:
-        return False
-    return mla is not None and mla.index_topk > 0 and is_blackwell(row)
-
-
-def is_blackwell(row: MeasuredRow) -> bool:
-    """Is the row's GPU a Blackwell part (an NVIDIA GPU with FP4 tensor cores)?"""
-    try:
-        gpu = get_gpu(row.system)
-    except PdplanError:
-        return False
-    return gpu.vendor == "NVIDIA" and gpu.fp4_tflops is not None
-
-
-def check_row_layouts(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> None:
-    """Refuse a row whose layout cannot exist as labelled (ConfigError with the reason), e.g.
-    "TP=72 does not divide 128 attention heads": such rows (wide attention-DP deployments
-    written as TP in some files) describe an unknown deployment, so they are not guessed."""
-    for lay in (row.layout, row.prefill_layout, row.decode_layout):
-        if lay is not None:
-            require_valid(
-                model, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node
-            )
-    lay = row.layout
-    rack = gpu.scaleup_domain > 8  # NVL72-class: one NVLink domain across trays
-    if row.mode == "agg" and lay is not None and rack and model.moe is not None:
-        # InferenceMAX's GB200 "agg" rows of DeepSeek-R1 read tp 12..72 with moe_tp = tp and
-        # no EP: tp is the GPU total of a disaggregated Dynamo run (tp36 = a 4-GPU prefill
-        # worker + a 32-GPU wide-EP decode worker; tp12, 20, 28, 36, 52 divide no head count);
-        # no engine splits every expert 16+ ways on a rack, so the deployment is unknown.
-        if lay.tp > 8 and lay.ep == 1 and (lay.moe_tp or lay.tp) == lay.tp:
-            raise ConfigError(
-                f"aggregated row with TP={lay.tp} and the experts TP-split {lay.tp} ways "
-                f"without EP on {gpu.name}: read as the GPU total of a disaggregated rack-scale "
-                "run written as TP; the deployment is not specified"
-            )
 
 
 def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
