@@ -62,6 +62,32 @@ def test_quant_modes() -> None:
     assert quant_to_dtype("") is None
     with pytest.raises(InputError):
         quant_to_dtype("weird")
+    # spellings outside AIConfigurator's enums are read by what they name
+    for q, want in [
+        ("fp8_dynamic", "fp8"),
+        ("FP8_PC_PT", "fp8"),
+        ("nvfp4_awq", "fp4"),
+        ("int4_awq", "int4"),
+        ("gptq", "int4"),
+        ("w4a8_awq", "w4a8"),
+        ("auto", None),
+    ]:
+        assert quant_to_dtype(q) == want, q
+
+
+def test_int8_weight_only_computes_in_bf16() -> None:
+    from pdplan.catalog import get_gpu, get_model
+    from pdplan.parallel.layout import Layout
+    from pdplan.perf.costmodel import CostModel
+    from pdplan.perf.step import BatchShape
+
+    m, g, lay = get_model("llama-3.1-8b"), get_gpu("h100"), Layout(tp=1)
+    assert quant_to_dtype("int8_wo") == "int8_wo"
+    prefill = BatchShape(8192, 8192.0 * 4096, 1, 0, 0.0)  # compute-bound: an 8k prompt
+    t = {d: CostModel(m, g, lay, weight_dtype=d).step_time(prefill) for d in ("bf16", "int8_wo")}
+    t["int8"] = CostModel(m, g, lay, weight_dtype="int8").step_time(prefill)
+    # W8A16 dequantises to BF16 tensor cores: no INT8 speed-up on a compute-bound prompt
+    assert t["int8_wo"] == pytest.approx(t["bf16"], rel=0.05) and t["int8"] < 0.8 * t["bf16"]
 
 
 @pytest.mark.parametrize(

@@ -53,16 +53,33 @@ _QUANT = {
     "w4a16_mxfp4_cutlass": "int4",  # MXFP4 weights, BF16 activations (Hopper)
     "int4_wo": "int4",
     "int4": "int4",
-    "int8_wo": "int8",
+    "int8_wo": "int8_wo",  # INT8 weights, BF16 activations: GEMMs run in BF16
+    "none": None,
+    "auto": None,
 }
+
+# Spellings outside the table, read by what they name (checked in order): other tools' FP8
+# variants (fp8_dynamic, fp8_per_tensor, fp8_pc_pt), 4-bit float formats (nvfp4_awq), and
+# 4-bit integer weight-only schemes (AWQ, GPTQ: INT4 weights, BF16 activations).
+_QUANT_PATTERNS = (
+    ("w4a8", "w4a8"),
+    ("fp8", "fp8"),
+    ("fp4", "fp4"),
+    ("awq", "int4"),
+    ("gptq", "int4"),
+    ("int4", "int4"),
+)
 
 
 def quant_to_dtype(q: str) -> str | None:
     """Map a quant-mode string to a pdplan dtype (None = the model's default)."""
     key = q.strip().lower()
-    if key not in _QUANT:
-        raise InputError(f"unknown quant mode {q!r}; known: {', '.join(k for k in _QUANT if k)}")
-    return _QUANT[key]
+    if key in _QUANT:
+        return _QUANT[key]
+    for part, dtype in _QUANT_PATTERNS:
+        if part in key:
+            return dtype
+    raise InputError(f"unknown quant mode {q!r}; known: {', '.join(k for k in _QUANT if k)}")
 
 
 @dataclass(frozen=True)
