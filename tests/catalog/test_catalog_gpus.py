@@ -119,6 +119,14 @@ def test_hbm_hand_values() -> None:
         ("GH200", "gh200"),
         ("gh200_hbm3e", "gh200-144gb"),
         ("MI350X", "mi350x"),
+        # device-query names: vendor prefixes and memory / module suffixes
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),
+        ("NVIDIA A100-SXM4-80GB", "a100-sxm"),
+        ("NVIDIA GB200", "gb200"),
+        ("AMD Instinct MI300X", "mi300x"),
+        ("mi355x_oam", "mi355x"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
     ],
 )
 def test_aliases(alias: str, key: str) -> None:

@@ -149,6 +149,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
         "rtxpro6000-blackwell-server",
         "rtx-pro-6000-blackwell",
         "rtx-pro-6000-blackwell-server",
+        "rtx-pro-6000-blackwell-server-edition",  # nvidia-smi's name
         "rtxpro6000",
         "rtx6000pro",
     ),

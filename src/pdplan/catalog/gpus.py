@@ -23,6 +23,26 @@ def _norm(name: str) -> str:
     return re.sub(r"[\s_]+", "-", name.strip().lower())
 
 
+# What device queries add around a GPU's name: a vendor prefix ("NVIDIA H100 80GB HBM3",
+# "AMD Instinct MI300X" from nvidia-smi / rocm-smi) and memory or module suffixes ("-oam").
+_VENDOR = re.compile(r"^(nvidia|amd|intel)-(instinct-)?")
+_SUFFIX = re.compile(r"-(\d+gb|hbm\d*e?|oam)$")
+
+
+def _spellings(key: str) -> list[str]:
+    """key, then without the vendor prefix, then with memory / module suffixes peeled off one
+    at a time (each tried in turn; a suffix that names a distinct part, like -pcie, stays)."""
+    out = [key]
+    bare = _VENDOR.sub("", key)
+    while True:
+        if bare != out[-1]:
+            out.append(bare)
+        peeled = _SUFFIX.sub("", bare)
+        if peeled == bare:
+            return out
+        bare = peeled
+
+
 def _index(gpus: Mapping[str, GPUSpec]) -> dict[str, GPUSpec]:
     """Map every normalised name and alias (and `_` / `-` spelling) to its GPU."""
     out: dict[str, GPUSpec] = {}
@@ -58,8 +78,9 @@ def get_gpu(name: str | GPUSpec, extra: Mapping[str, GPUSpec] | None = None) -> 
         extra = {**USER_GPUS, **(extra or {})}
     key = _norm(name)
     for index in (_index(extra) if extra else {}, _BUILTIN_INDEX):
-        if key in index:
-            return index[key]
+        for cand in _spellings(key):
+            if cand in index:
+                return index[cand]
     names = [*(extra or {}), *_BUILTIN_INDEX]
     close = difflib.get_close_matches(key, names, n=4, cutoff=0.5)
     hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
