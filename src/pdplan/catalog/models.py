@@ -49,6 +49,9 @@ _ALIASES: dict[str, str] = {
     "llama3.1-8b": "llama-3.1-8b",
     "llama3.1-70b": "llama-3.1-70b",
     "llama3.1-405b": "llama-3.1-405b",
+    "llama3.3-70b": "llama-3.1-70b",
+    "dsr1": "deepseek-r1",  # InferenceMAX's short names
+    "qwen3.5-397b": "qwen3.5-397b-a17b",
     "gpt-oss": "gpt-oss-120b",
     # same architecture (identical config.json dimensions), different weights
     "llama-3.3-70b": "llama-3.1-70b",
@@ -115,7 +118,7 @@ def resolve_model_name(name: str) -> tuple[str, str | None] | None:
     "nvidia/DeepSeek-R1-NVFP4" -> ("deepseek-r1", "fp4"); "Qwen/Qwen3-235B-A22B-FP8" ->
     ("qwen3-235b-a22b", "fp8"); "meta-llama/Llama-3.1-70B-Instruct" -> ("llama-3.1-70b", None).
     """
-    key = name.strip().lower()
+    key = re.sub(r"[\s_]+", "-", name.strip().lower())  # "deepseek_r1", "DeepSeek R1"
     if key in MODEL_PRESETS:
         return key, None
     base = key.rsplit("/", 1)[-1].removeprefix("meta-")
