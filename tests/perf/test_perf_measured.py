@@ -160,3 +160,15 @@ def test_backend_names_are_read_as_their_engine(tmp_path: Path) -> None:
     # the engine-specific rules (KV dtype, KV sizing) see the canonical name; an engine
     # nobody answers to is kept as written, to be reported unknown when predicted
     assert [r.backend for r in rows] == ["trtllm", "trtllm", "vllm", "tgi"]
+
+
+def test_precision_stands_in_for_missing_quant_modes(tmp_path: Path) -> None:
+    line = "{},x,vllm,1,deepseek-ai/DeepSeek-R1,b200_sxm,{},agg,1024,128,{},{},8,8,1,1,8,1,90,9"
+    p = _write(
+        tmp_path,
+        line.format("a", "fp4", "", ""),  # no quant modes: the precision says FP4
+        line.format("b", "fp4", "fp8", "fp8"),  # quant modes win over the precision
+        line.format("c", "mixed", "", ""),  # a precision that is no dtype: model default
+    )
+    rows = [r for r in read_measured(p) if isinstance(r, MeasuredRow)]
+    assert [r.weight_dtype for r in rows] == ["fp4", "fp8", None]

@@ -187,6 +187,17 @@ def _concurrency(row: dict[str, str]) -> int | None:
     return db * (_int(row, "decode_num_workers", 1) or 1) if db else None
 
 
+def _weight_dtype(row: dict[str, str]) -> str | None:
+    """gemm_quant_mode's dtype; a row that names none still says its precision ("fp4",
+    "bf16"), read when it is a dtype (else the model's default)."""
+    if (row.get("gemm_quant_mode") or "").strip():
+        return quant_to_dtype(row["gemm_quant_mode"])
+    try:
+        return quant_to_dtype(row.get("precision") or "")
+    except InputError:
+        return None
+
+
 def _engine(name: str) -> str:
     """The engine a row names, canonical ('dynamo-trt' -> trtllm, 'ATOM' -> vllm); a name no
     engine answers to is kept, so predicting the row reports it as unknown."""
@@ -216,7 +227,7 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
         mode=mode,
         isl=isl,
         osl=osl,
-        weight_dtype=quant_to_dtype(row.get("gemm_quant_mode") or ""),
+        weight_dtype=_weight_dtype(row),
         moe_dtype=quant_to_dtype(row.get("moe_quant_mode") or ""),
         concurrency=_concurrency(row),
         layout=_layout(row, "") if mode == "agg" else None,
