@@ -172,3 +172,5 @@ def test_precision_stands_in_for_missing_quant_modes(tmp_path: Path) -> None:
     )
     rows = [r for r in read_measured(p) if isinstance(r, MeasuredRow)]
     assert [r.weight_dtype for r in rows] == ["fp4", "fp8", None]
+    spelled = _write(tmp_path, line.format("d", "fp4", "", "").replace(",agg,", ",Aggregated,"))
+    assert [r.mode for r in read_measured(spelled) if isinstance(r, MeasuredRow)] == ["agg"]

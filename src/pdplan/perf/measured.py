@@ -212,6 +212,7 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
     if not (math.isfinite(ttft) and math.isfinite(tpot)) or ttft <= 0 or tpot <= 0:
         raise ValueError("silicon_ttft_ms and silicon_tpot_ms must be positive numbers")
     mode = row["mode"].strip().lower()
+    mode = {"aggregated": "agg", "disaggregated": "disagg", "pd": "disagg"}.get(mode, mode)
     if mode not in ("agg", "disagg"):
         raise ValueError(f"mode {row['mode']!r} is not agg or disagg")
     isl, osl = _int(row, "isl"), _int(row, "osl")
