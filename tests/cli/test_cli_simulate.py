@@ -225,3 +225,20 @@ def test_timeline_out_samples_every_instance(
         assert (np.diff(tl["t_s"][tl["instance"] == i]) >= 2.0).all()
     rc, _, err = _run(capsys, *args, "--sample-interval", "0")
     assert rc != 0 and "--sample-interval=0.0 must be a positive number of seconds" in err
+
+
+def test_ttft_counts_the_engines_overhead_and_pd_handoff(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pdplan.perf.efficiency import get_efficiency
+
+    eff = get_efficiency("sglang")
+    args = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine", "sglang",
+            "--workload", "poisson:rate=0.5,n=20,isl=256,osl=16", "--json"]  # fmt: skip
+    rc, out, _ = _run(capsys, *args, "--deployment", "tp1")
+    agg = json.loads(out)["ttft_s"]["p50"]
+    assert rc == 0 and agg > eff.ttft_overhead_s  # what `accuracy --simulate` validates
+    rc, out, _ = _run(capsys, *args, "--deployment", "1P:tp1+1D:tp1")
+    s = json.loads(out)
+    assert rc == 0 and s["kv_transfer_s"]["p50"] > eff.pd_handoff_s
+    assert s["ttft_s"]["p50"] > agg + eff.pd_handoff_s * 0.9

@@ -60,3 +60,10 @@ def test_disagg_ttft_includes_transfer() -> None:
     b = estimate_disagg(cm, cm, 4000, 200, 8, kv_transfer_s=0.05)
     assert b.ttft_s - a.ttft_s == pytest.approx(0.05, rel=0.05)
     assert a.tpot_s == pytest.approx(cm.decode_step(8, 4100), rel=1e-6)
+
+
+def test_disagg_ttft_includes_the_engines_pd_handoff() -> None:
+    a = estimate_disagg(_cm(pd_handoff_s=0.0), _cm(pd_handoff_s=0.0), 4000, 200, 8)
+    b = estimate_disagg(_cm(pd_handoff_s=0.1), _cm(pd_handoff_s=0.1), 4000, 200, 8)
+    assert b.ttft_s - a.ttft_s == pytest.approx(0.1, rel=0.05)
+    assert b.tpot_s == pytest.approx(a.tpot_s)

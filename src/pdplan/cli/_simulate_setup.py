@@ -28,12 +28,13 @@ def pools_on(deployment: str, gpu: str) -> list[Pool]:
 
 def cost_model(
     model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
-) -> tuple[Any, Any, float, bool, Any]:
+) -> tuple[Any, Any, float, Any, Any]:
     """(make(role, layout, gpu) -> (StepModel, KV tokens), links(gpu) -> the GPU's link speeds
-    and NVLink domain, KV bytes/token, whether the engine chunks prompts into mixed batches,
-    the ModelSpec) from the catalog and the real cost model. `gpu` is the default; a pool may
-    name its own ('4P:tp4@h100'). Every layout is checked on its GPU (e.g. TP must divide the
-    attention heads) and must hold its weights (DoesNotFitError says by how much)."""
+    and NVLink domain, KV bytes/token, the engine's Efficiency on the default GPU (whether it
+    chunks prompts into mixed batches, its TTFT overhead and PD hand-off), the ModelSpec) from
+    the catalog and the real cost model. `gpu` is the default; a pool may name its own
+    ('4P:tp4@h100'). Every layout is checked on its GPU (e.g. TP must divide the attention
+    heads) and must hold its weights (DoesNotFitError says by how much)."""
     from functools import cache
 
     from pdplan.catalog.gpus import get_gpu
@@ -66,7 +67,7 @@ def cost_model(
             "gpus_per_node": s.scaleup_domain,
         }
 
-    return make, links, float(m.kv_bytes_per_token(kv_dtype)), eff.chunked, m
+    return make, links, float(m.kv_bytes_per_token(kv_dtype)), eff, m
 
 
 def workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:

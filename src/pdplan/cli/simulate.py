@@ -21,7 +21,7 @@ __all__ = ["register"]
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
     """Build the cluster from the catalog and cost model, simulate, write and show."""
     pools = pools_on(deployment, gpu)
-    make, links, kvb, chunked, spec = cost_model(
+    make, links, kvb, eff, spec = cost_model(
         model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
     )
     kw: dict[str, Any] = {}
@@ -30,7 +30,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     if o["max_batch"]:
         kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
     wl, arrivals = workload_of(workload, o["duration"])
-    instances = build_instances(pools, make, links=links, chunked=chunked, **kw)
+    instances = build_instances(pools, make, links=links, chunked=eff.chunked, **kw)
     cfg = SimConfig(
         instances=prefix_caches(instances, wl, o["prefix_cache"]),
         kv_bytes_per_token=kvb,
@@ -46,6 +46,8 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         sample_interval_s=o["sample_interval"],
         switches=switches(o["switch"], instances),
         switch_cost_s=o["switch_cost"],
+        ttft_overhead_s=eff.ttft_overhead_s,  # the engine's, as `accuracy --simulate` uses
+        handoff_s=eff.pd_handoff_s,
     )
     from rich.progress import Progress
 

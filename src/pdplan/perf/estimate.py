@@ -200,8 +200,10 @@ def estimate_disagg(
     all C prompts queue at once (C / n_prefill per instance, mean wait half the backlog); in
     steady state arrivals are spread by the decode pool, so the prefill queue is M/D/1-like
     with utilisation u = X * p / n_prefill. TTFT adds the KV transfer and the first decode step
-    (a PD proxy streams the first token from the decode side).
+    (a PD proxy streams the first token from the decode side) and the engine's PD hand-off
+    (Efficiency.pd_handoff_s: proxy round trip, connector notice, decode-side poll).
     """
+    kv_transfer_s += decode.eff.pd_handoff_s  # s, KV bytes over the link + hand-off
     ctx = isl + osl / 2.0
     p1 = prefill.prefill_time(isl, 1)
     budget = max(1, prefill.step_token_budget)

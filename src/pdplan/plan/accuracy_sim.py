@@ -128,8 +128,8 @@ def simulate_measured_row(
     row: MeasuredRow, eff: Efficiency | None = None, client: str = "fixed"
 ) -> Prediction:
     """Simulate `row`'s benchmark: C closed-loop clients driven as `client` (CLIENTS) with the
-    start-up round included (as the benchmark's mean includes it), plus the engine's
-    per-request frontend overhead on TTFT (perf/data/efficiency.yaml)."""
+    start-up round included (as the benchmark's mean includes it), the engine's per-request
+    frontend overhead on TTFT and, disaggregated, its PD hand-off (perf/data/efficiency.yaml)."""
     conc = row.concurrency
     if not conc:
         raise ConfigError("row has no concurrency")
@@ -150,8 +150,10 @@ def simulate_measured_row(
         frontend_token_s=cm.eff.frontend_token_s,
         kv_bytes_per_token=model.kv_bytes_per_token(kv_dtype_for(row)),
         kv_layers=model.num_layers,
+        ttft_overhead_s=cm.eff.ttft_overhead_s,
+        handoff_s=cm.eff.pd_handoff_s,
     )
-    ttft = out["ttft_s"]["mean"] + cm.eff.ttft_overhead_s
+    ttft = out["ttft_s"]["mean"]
     tpot = out["tpot_s"]["mean"]
     if not (math.isfinite(ttft) and math.isfinite(tpot)):
         raise ConfigError("simulation finished no request (KV capacity too small for one?)")

@@ -251,7 +251,8 @@ class Simulator(SwitchingMixin):
                 t = end + self.cfg.link_latency_s
         else:
             nb = r.pf_end[rid]
-        r.xfer_s[rid] = t - nb  # KV transfer time after prefill, as TTFT sees it
+        t += self.cfg.handoff_s  # PD hand-off: proxy, connector notice, decode-side poll
+        r.xfer_s[rid] = t - nb  # KV transfer + hand-off after prefill, as TTFT sees it
         if t > now:
             self.loop.schedule(t, PRIO_NETWORK, d.deliver, rid)
         else:

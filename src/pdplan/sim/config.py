@@ -120,6 +120,13 @@ class SimConfig:
         HTTP parsing, tokenisation), frontend_s + frontend_token_s * prompt tokens each, before
         the engines see them; TTFT includes that wait, s and s/token (0, 0 = off). It also
         staggers requests sent together, as a real server does.
+    ttft_overhead_s: time outside the engines on a request's way to its first token at the
+        client (HTTP, tokenisation, detokenise and stream), s: counted in every request's TTFT
+        and E2E, not in its TPOT / ITL, and not a load on any engine (Efficiency.ttft_overhead_s).
+    handoff_s: disaggregated hand-off, s: from the KV's arrival on the decode side to the
+        decode instance taking the request (the PD proxy's second request, the KV connector's
+        completion notice, the decode scheduler's next poll); it delays the first decode step
+        (Efficiency.pd_handoff_s).
     """
 
     instances: tuple[InstanceSpec, ...]
@@ -144,10 +151,17 @@ class SimConfig:
     trace: bool = False
     frontend_s: float = 0.0
     frontend_token_s: float = 0.0
+    ttft_overhead_s: float = 0.0
+    handoff_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.frontend_s < 0 or self.frontend_token_s < 0:
             raise ConfigError("frontend_s and frontend_token_s must be >= 0")
+        if not (self.ttft_overhead_s >= 0 and self.handoff_s >= 0):
+            raise ConfigError(
+                f"ttft_overhead_s={self.ttft_overhead_s} and handoff_s={self.handoff_s} "
+                "must be >= 0 s"
+            )
         if not self.sample_interval_s > 0:
             raise ConfigError(f"sample_interval_s={self.sample_interval_s} must be > 0 s")
         _check(self.routing, ROUTINGS, "routing")

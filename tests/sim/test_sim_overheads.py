@@ -1,0 +1,75 @@
+"""Time outside the engines: the client-side TTFT overhead and the disaggregated hand-off."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pdplan.errors import ConfigError
+from pdplan.perf.step import LinearStepModel
+from pdplan.sim import InstanceSpec, SimConfig, simulate
+from pdplan.workload.core import Workload
+
+STEP = LinearStepModel(base_s=0.01, per_token_s=0.001)  # prefill 100 tok = 0.11 s, decode 0.011 s
+
+
+def _wl(n: int = 1, gap: float = 0.0) -> Workload:
+    return Workload(
+        np.full(n, 100, np.int32), np.full(n, 5, np.int32), np.arange(n, dtype=float) * gap
+    )
+
+
+def _disagg(**kw: float) -> SimConfig:
+    p = InstanceSpec("prefill", STEP, node=0, nic_bytes_per_s=1e6)
+    d = InstanceSpec("decode", LinearStepModel(base_s=0.02), node=1, nic_bytes_per_s=1e6)
+    return SimConfig(instances=(p, d), kv_bytes_per_token=1000, link_latency_s=0.001, **kw)
+
+
+def test_handoff_delays_the_first_decode_step_by_exactly_its_time() -> None:
+    base = simulate(_disagg(), _wl())
+    res = simulate(_disagg(handoff_s=0.05), _wl())
+    # prefill 0.11 + KV 0.1 + latency 0.001 + hand-off 0.05 + first decode step 0.02
+    assert res.metric("ttft")[0] == pytest.approx(0.281)
+    assert res.metric("xfer")[0] == pytest.approx(base.metric("xfer")[0] + 0.05)
+    assert res.metric("tpot")[0] == pytest.approx(base.metric("tpot")[0])
+    assert res.metric("e2e")[0] == pytest.approx(base.metric("e2e")[0] + 0.05)
+
+
+def test_handoff_is_a_real_delay_that_queues_a_busy_decode_instance() -> None:
+    # 40 prompts at once: every one waits out its hand-off before its decode steps begin
+    cfg = _disagg()
+    fast = simulate(cfg, _wl(40, 0.0))
+    slow = simulate(replace(cfg, handoff_s=0.2), _wl(40, 0.0))
+    assert slow.summary()["duration_s"] >= fast.summary()["duration_s"]
+    assert slow.metric("ttft").mean() > fast.metric("ttft").mean() + 0.19
+
+
+@pytest.mark.parametrize("disagg", [False, True])
+def test_ttft_overhead_moves_ttft_and_e2e_not_tpot_nor_the_engines(disagg: bool) -> None:
+    cfg = _disagg() if disagg else SimConfig(instances=(InstanceSpec("agg", STEP),))
+    wl = _wl(20, 0.03)
+    base = simulate(cfg, wl)
+    res = simulate(replace(cfg, ttft_overhead_s=0.04), wl)
+    assert np.allclose(res.metric("ttft"), base.metric("ttft") + 0.04)
+    assert np.allclose(res.metric("e2e"), base.metric("e2e") + 0.04)
+    assert np.allclose(res.metric("tpot"), base.metric("tpot"))
+    assert np.array_equal(res.columns["finish"], base.columns["finish"])  # same engine timeline
+    table = res.request_table()
+    assert np.allclose(table["ttft"], base.request_table()["ttft"] + 0.04)
+    s, b = res.summary(), base.summary()
+    assert s["ttft_s"]["p50"] == pytest.approx(b["ttft_s"]["p50"] + 0.04)
+    assert s["little"]["lambda_W"] == pytest.approx(b["little"]["lambda_W"])  # not in-system time
+
+
+def test_ttft_overhead_counts_against_the_ttft_slo() -> None:
+    cfg = SimConfig(instances=(InstanceSpec("agg", STEP),), ttft_slo_s=0.15)
+    assert simulate(cfg, _wl()).attainment()[0] == 1.0  # TTFT 0.11 s
+    assert simulate(replace(cfg, ttft_overhead_s=0.05), _wl()).attainment()[0] == 0.0
+
+
+@pytest.mark.parametrize("field", ["ttft_overhead_s", "handoff_s"])
+def test_negative_overheads_are_refused(field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        SimConfig(instances=(InstanceSpec("agg", STEP),), **{field: -0.01})
