@@ -14,12 +14,12 @@ __all__ = ["register"]
 
 def accuracy_cmd(
     measured: str = typer.Option(..., "--measured", help="CSV in measured_serving.csv format"),
-    mode: str | None = typer.Option(None, help="only agg or only disagg rows"),
+    mode: str | None = typer.Option(None, help="only agg or only disagg rows (default: both)"),
     simulate: bool = typer.Option(False, "--simulate", help="predict by simulating each setup"),
-    client: str = typer.Option(
-        "fixed",
+    client: str | None = typer.Option(
+        None,
         "--client",
-        help="with --simulate: benchmark client, 'fixed' (exact ISL/OSL), 'random' "
+        help="with --simulate: benchmark client, 'fixed' (exact ISL/OSL, the default), 'random' "
         "(lengths uniform in [0.8 L, L], 10 requests per client: InferenceMAX's sweeps) or "
         "'auto' (random for rows whose source names an InferenceMAX run, else fixed)",
     ),
@@ -30,10 +30,8 @@ def accuracy_cmd(
 ) -> None:
     """Median and p90 absolute percentage error of TTFT and TPOT, grouped by system/model/engine."""
     from pdplan.plan.accuracy import run_accuracy, simulate_row
-    from pdplan.plan.accuracy_sim import CLIENTS
 
-    if client not in (*CLIENTS, "auto"):
-        raise ConfigError(f"--client must be auto or one of {', '.join(CLIENTS)}, not {client!r}")
+    client = _check_options(mode, simulate, client)
     kw = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
     preds: list = []
     rep = run_accuracy(measured, mode=mode, collect=preds, **kw)
@@ -43,6 +41,23 @@ def accuracy_cmd(
     rep["method"] = f"simulate ({client} client)" if simulate else "estimate"
 
     emit(rep, as_json, lambda con: _render(rep, con))
+
+
+def _check_options(mode: str | None, simulate: bool, client: str | None) -> str:
+    """Refuse an unknown --mode or --client, and a --client without --simulate (the estimate
+    has no benchmark client); the client to simulate with."""
+    from pdplan.plan.accuracy import MODES
+    from pdplan.plan.accuracy_sim import CLIENTS
+
+    if mode is not None and mode not in MODES:
+        raise ConfigError(
+            f"--mode must be {' or '.join(MODES)} (omit it for every row), not {mode!r}"
+        )
+    if client is not None and client not in (*CLIENTS, "auto"):
+        raise ConfigError(f"--client must be auto or one of {', '.join(CLIENTS)}, not {client!r}")
+    if client not in (None, "auto") and not simulate:
+        raise ConfigError(f"--client only applies with --simulate (got --client {client})")
+    return client or "fixed"
 
 
 def _render(rep: dict, con: Any) -> None:

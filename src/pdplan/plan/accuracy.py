@@ -21,6 +21,7 @@ from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import engine_kv_memory, plan_memory
 from pdplan.plan.row_setup import (
     INFERENCEMAX_MARKERS,
+    check_row_deployment,
     check_row_layouts,
     is_blackwell,
     is_inferencemax,
@@ -29,7 +30,9 @@ from pdplan.plan.row_setup import (
 
 __all__ = [
     "INFERENCEMAX_MARKERS",
+    "MODES",
     "Prediction",
+    "check_row_deployment",
     "check_row_layouts",
     "is_blackwell",
     "is_inferencemax",
@@ -40,6 +43,9 @@ __all__ = [
     "simulate_row",
     "summarize",
 ]
+
+# The row modes run_accuracy can be limited to (None: every row).
+MODES = ("agg", "disagg")
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,8 @@ def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> C
 
 
 def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
-    assert row.layout is not None and row.concurrency
+    if row.layout is None or not row.concurrency:  # refused by check_row_deployment first
+        raise ConfigError("aggregated row without a layout or a concurrency")
     frac, of_free = engine_kv_memory(row.backend)
     mem = plan_memory(
         model,
@@ -118,12 +125,9 @@ def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
 
 
 def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
-    pl, dl = row.prefill_layout, row.decode_layout
-    if pl is None or dl is None or not row.prefill_workers or not row.decode_workers:
-        raise ConfigError(
-            "disaggregated row without prefill/decode worker counts or layouts: "
-            "the deployment is not specified"
-        )
+    pl, dl, conc = row.prefill_layout, row.decode_layout, row.concurrency
+    if pl is None or dl is None or not conc:  # refused by check_row_deployment first
+        raise ConfigError("disaggregated row without layouts or a concurrency")
     kvd = kv_dtype_for(row)
     frac, of_free = engine_kv_memory(row.backend)
     for lay, ctx in ((pl, row.isl), (dl, row.isl + row.osl)):  # each pool must hold its model
@@ -134,7 +138,6 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
     xfer = kv_transfer(
         model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic", prefill_layout=pl, decode_layout=dl
     )
-    conc = row.concurrency or (row.decode_batch or 1) * row.decode_workers
     return estimate_disagg(
         _cost(row, model, gpu, pl),
         _cost(row, model, gpu, dl),
@@ -149,6 +152,7 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
 
 def predict_row(row: MeasuredRow) -> Prediction:
     """Predict one measured row with the steady-state estimate; PdplanError if impossible."""
+    check_row_deployment(row)
     model = get_model(row.model_path)
     gpu = get_gpu(row.system)
     check_row_layouts(row, model, gpu)
@@ -195,6 +199,8 @@ def run_accuracy(
 ) -> dict:
     """Predict every row of a measured file; JSON-able report with errors and skipped rows.
     `collect`, when given, receives every Prediction (for per-row output)."""
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"unknown mode {mode!r}; known: {', '.join(MODES)} (none: every row)")
     preds: list[Prediction] = [] if collect is None else collect
     skipped: dict[str, int] = defaultdict(int)
     examples: dict[str, str] = {}

@@ -13,6 +13,7 @@ from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import engine_kv_memory, plan_memory
 from pdplan.plan.accuracy import (
     Prediction,
+    check_row_deployment,
     check_row_layouts,
     is_blackwell,
     is_inferencemax,
@@ -63,8 +64,8 @@ def _instance(
         if layout_kind == "agg"
         else (row.prefill_layout if layout_kind == "prefill" else row.decode_layout)
     )
-    if lay is None:
-        raise ConfigError("row has no layout for its mode")
+    if lay is None:  # refused by check_row_deployment first
+        raise ConfigError(f"row has no {layout_kind} layout")
     check_row_layouts(row, model, gpu)
     kvd = kv_dtype_for(row)
     cm = CostModel(
@@ -114,11 +115,6 @@ def _instances(row: MeasuredRow, eff: Efficiency | None) -> tuple[list[InstanceS
     if row.mode == "agg":
         spec, cm = _instance(row, "agg", "agg", eff)
         return [spec], cm
-    if not row.prefill_workers or not row.decode_workers:
-        raise ConfigError(
-            "disaggregated row without prefill/decode worker counts or layouts: "
-            "the deployment is not specified"
-        )
     p, cm = _instance(row, "prefill", "prefill", eff)
     d, _ = _instance(row, "decode", "decode", eff)
     return [p] * row.prefill_workers + [d] * row.decode_workers, cm
@@ -130,9 +126,7 @@ def simulate_measured_row(
     """Simulate `row`'s benchmark: C closed-loop clients driven as `client` (CLIENTS) with the
     start-up round included (as the benchmark's mean includes it), the engine's per-request
     frontend overhead on TTFT and, disaggregated, its PD hand-off (perf/data/efficiency.yaml)."""
-    conc = row.concurrency
-    if not conc:
-        raise ConfigError("row has no concurrency")
+    conc = check_row_deployment(row)
     range_ratio, per_client = CLIENTS[_resolve_client(row, client)]
     instances, cm = _instances(row, eff)
     model = get_model(row.model_path)

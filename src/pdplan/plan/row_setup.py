@@ -12,6 +12,7 @@ from pdplan.perf.measured import MeasuredRow
 
 __all__ = [
     "INFERENCEMAX_MARKERS",
+    "check_row_deployment",
     "check_row_layouts",
     "is_blackwell",
     "is_inferencemax",
@@ -71,6 +72,38 @@ def is_blackwell(row: MeasuredRow) -> bool:
     except PdplanError:
         return False
     return gpu.vendor == "NVIDIA" and gpu.fp4_tflops is not None
+
+
+def check_row_deployment(row: MeasuredRow) -> int:
+    """The row's concurrency, once the row says what was deployed and how many clients drove
+    it; else ConfigError with the reason: a blank or zero tp_size, worker count or client
+    count leaves the deployment unknown, so it is not guessed."""
+    if row.mode == "agg":
+        if row.layout is None:
+            raise ConfigError("row has no layout (tp_size empty or 0)")
+        if not row.concurrency:
+            raise ConfigError(
+                "row has no concurrency (batch_size empty or 0 and no silicon_concurrency "
+                "in its source)"
+            )
+        return row.concurrency
+    for role, lay in (("prefill", row.prefill_layout), ("decode", row.decode_layout)):
+        if lay is None:
+            raise ConfigError(
+                f"disaggregated row has no {role} layout ({role}_tp_size empty or 0): "
+                "the deployment is not specified"
+            )
+    if not row.prefill_workers or not row.decode_workers:
+        raise ConfigError(
+            "disaggregated row without prefill/decode worker counts: "
+            "the deployment is not specified"
+        )
+    if not row.concurrency:
+        raise ConfigError(
+            "row has no concurrency (no silicon_concurrency in its source and "
+            "decode_batch_size empty or 0)"
+        )
+    return row.concurrency
 
 
 def check_row_layouts(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> None:

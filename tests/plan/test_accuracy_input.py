@@ -1,0 +1,122 @@
+"""accuracy on rows that leave the deployment unknown: skipped with the reason, others kept."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pdplan.errors import ConfigError
+from pdplan.parallel.layout import Layout
+from pdplan.perf.measured import MeasuredRow
+from pdplan.plan.accuracy import predict_row, run_accuracy, simulate_row
+from pdplan.plan.accuracy_sim import simulate_measured_row
+
+NO_CONC = "row has no concurrency"
+AGG = dict(
+    id="ok",
+    silicon_data_source="x",
+    backend="vllm",
+    model_path="meta-llama/Llama-3.1-8B",
+    system="h100_sxm",
+    mode="agg",
+    isl="1024",
+    osl="128",
+    batch_size="4",
+    tp_size="1",
+    silicon_ttft_ms="100",
+    silicon_tpot_ms="10",
+)
+DISAGG = dict(
+    AGG,
+    id="pd",
+    silicon_data_source="x; silicon_concurrency=4",
+    mode="disagg",
+    batch_size="",
+    tp_size="",
+    prefill_num_workers="1",
+    prefill_tp_size="1",
+    decode_num_workers="1",
+    decode_tp_size="1",
+    decode_batch_size="4",
+)
+# (id, fields changed from AGG / DISAGG, the reason it is skipped with)
+BAD = [
+    ("blank-batch", dict(AGG, batch_size=""), NO_CONC),
+    ("zero-batch", dict(AGG, batch_size="0"), NO_CONC),
+    ("blank-tp", dict(AGG, tp_size=""), "row has no layout (tp_size empty or 0)"),
+    ("pd-no-conc", dict(DISAGG, silicon_data_source="x", decode_batch_size=""), NO_CONC),
+    ("pd-no-prefill", dict(DISAGG, prefill_tp_size="0"), "no prefill layout"),
+    ("pd-no-decode", dict(DISAGG, decode_tp_size=""), "no decode layout"),
+    ("pd-no-workers", dict(DISAGG, decode_num_workers=""), "worker counts"),
+]
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> str:
+    cols = sorted({k for r in rows for k in r})
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        w.writerows(rows)
+    return str(path)
+
+
+def _row(concurrency: int | None, layout: Layout | None) -> MeasuredRow:
+    return MeasuredRow(
+        line=2, row_id="t", backend="vllm", version="", model_path="meta-llama/Llama-3.1-8B",
+        system="h100_sxm", mode="agg", isl=1024, osl=128, weight_dtype=None, moe_dtype=None,
+        concurrency=concurrency, layout=layout, prefill_layout=None, decode_layout=None,
+        prefill_workers=0, decode_workers=0, prefill_batch=None, decode_batch=None,
+        ttft_ms=100.0, tpot_ms=10.0,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        (_row(None, Layout(tp=1)), NO_CONC),
+        (_row(0, Layout(tp=1)), NO_CONC),
+        (_row(4, None), "row has no layout"),
+        (
+            replace(
+                _row(None, None),
+                mode="disagg",
+                prefill_layout=Layout(tp=1),
+                decode_layout=Layout(tp=1),
+                prefill_workers=1,
+                decode_workers=1,
+            ),
+            NO_CONC,
+        ),
+    ],
+)
+def test_both_predictors_refuse_a_row_without_concurrency_or_layout(
+    row: MeasuredRow, reason: str
+) -> None:
+    for predict in (predict_row, simulate_measured_row):
+        with pytest.raises(ConfigError, match=reason):
+            predict(row)
+
+
+@pytest.mark.parametrize("simulate", [False, True])
+def test_unspecified_rows_are_skipped_and_the_others_predicted(
+    tmp_path: Path, simulate: bool
+) -> None:
+    path = _write(tmp_path / "m.csv", [AGG, DISAGG, *(dict(r, id=i) for i, r, _ in BAD)])
+    kw = {"predictor": simulate_row} if simulate else {}
+    preds: list = []
+    rep = run_accuracy(path, collect=preds, **kw)
+    assert sorted(p.row.row_id for p in preds) == ["ok", "pd"]
+    assert rep["predicted"] == 2 and rep["skipped"] == len(BAD)
+    for want in {reason for _, _, reason in BAD}:  # each bad row counted under its reason
+        n = sum(s["rows"] for s in rep["skipped_reasons"] if want in s["reason"])
+        assert n == sum(reason == want for _, _, reason in BAD), want
+    rep = run_accuracy(path, mode="disagg", **kw)  # a mode filter keeps its own rows only
+    assert rep["predicted"] == 1 and rep["skipped"] == 4
+
+
+def test_an_unknown_mode_is_refused() -> None:
+    with pytest.raises(ConfigError, match="unknown mode 'bogus'; known: agg, disagg"):
+        run_accuracy("never-read.csv", mode="bogus")
