@@ -58,7 +58,7 @@ def test_instance_mean_queue_is_time_averaged_md1_lq() -> None:
     pre = _md1(40_000).summary()["instances"][0]
     assert pre["utilisation"] == pytest.approx(0.5, rel=0.03)
     assert pre["mean_queue"] == pytest.approx(0.25, rel=0.05)
-    assert pre["mean_running"] == 0.0
+    assert pre["mean_running"] == pytest.approx(0.5, rel=0.03)  # one prompt at a time, rho
 
 
 def test_instance_time_averages_sum_to_littles_l() -> None:
@@ -71,6 +71,19 @@ def test_instance_time_averages_sum_to_littles_l() -> None:
     prefilling = float(np.nansum(c["first"] - c["pf_start"])) / end
     per_inst = sum(i["mean_queue"] + i["mean_running"] for i in res.summary()["instances"])
     assert per_inst + prefilling == pytest.approx(res.little_l, rel=1e-6)
+
+
+def test_disaggregated_time_averages_and_transfers_sum_to_littles_l() -> None:
+    # disaggregated: waiting at P, prefilling at P, on the wire + hand-off, waiting at D,
+    # decoding at D; the instances hold all but the wire and hand-off time
+    wl = lengths_workload(3000, seed=5)
+    cfg = SimConfig(instances=xpyd(2, 2), handoff_s=0.02)
+    res = simulate(cfg, wl, Arrivals("poisson", rate=12))
+    c = res.columns
+    end = float(np.nanmax(c["finish"]))
+    wire = float(np.nansum(c["xfer_s"] + 0.02)) / end
+    per_inst = sum(i["mean_queue"] + i["mean_running"] for i in res.summary()["instances"])
+    assert per_inst + wire == pytest.approx(res.little_l, rel=1e-6)
 
 
 def test_same_seed_same_result_other_seed_differs() -> None:

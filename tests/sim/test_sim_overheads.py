@@ -1,4 +1,4 @@
-"""Time outside the engines: the client-side TTFT overhead and the disaggregated hand-off."""
+"""Time outside the engines (TTFT overhead, PD hand-off); unfinished requests and the SLOs."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_handoff_delays_the_first_decode_step_by_exactly_its_time() -> None:
     res = simulate(_disagg(handoff_s=0.05), _wl())
     # prefill 0.11 + KV 0.1 + latency 0.001 + hand-off 0.05 + first decode step 0.02
     assert res.metric("ttft")[0] == pytest.approx(0.281)
-    assert res.metric("xfer")[0] == pytest.approx(base.metric("xfer")[0] + 0.05)
+    assert res.metric("xfer")[0] == pytest.approx(base.metric("xfer")[0])  # transfer alone
     assert res.metric("tpot")[0] == pytest.approx(base.metric("tpot")[0])
     assert res.metric("e2e")[0] == pytest.approx(base.metric("e2e")[0] + 0.05)
 
@@ -73,3 +73,29 @@ def test_ttft_overhead_counts_against_the_ttft_slo() -> None:
 def test_negative_overheads_are_refused(field: str) -> None:
     with pytest.raises(ConfigError, match=field):
         SimConfig(instances=(InstanceSpec("agg", STEP),), **{field: -0.01})
+
+
+def test_requests_unfinished_when_the_run_stops_count_as_missing_the_slo() -> None:
+    cfg = SimConfig(instances=(InstanceSpec("agg", STEP),), ttft_slo_s=10.0, tpot_slo_s=10.0)
+    wl = _wl(10, 0.0)  # ten prompts at once, one after another: 0.11 s of prefill each
+    full = simulate(cfg, wl)
+    cut = simulate(cfg, wl, until=0.5)
+    assert full.attainment() == (1.0, 10)
+    s = cut.summary()
+    assert s["unfinished"] > 0
+    assert cut.attainment()[0] == pytest.approx(s["finished"] / 10)
+
+
+def test_a_switch_scheduled_past_the_end_neither_happens_nor_stretches_the_run() -> None:
+    from pdplan.sim import RoleSwitch
+
+    p = InstanceSpec("prefill", STEP, node=0, nic_bytes_per_s=1e9)
+    d = InstanceSpec("decode", LinearStepModel(base_s=0.02), node=1, nic_bytes_per_s=1e9)
+    base = SimConfig(instances=(p, d, p), kv_bytes_per_token=1000)
+    late = replace(base, switches=(RoleSwitch(1e9, 2, "decode"),))
+    a, b = simulate(base, _wl(20, 0.05)).summary(), simulate(late, _wl(20, 0.05)).summary()
+    assert b["role_switches"] == []
+    assert b["little"]["L_time_avg"] == pytest.approx(a["little"]["L_time_avg"])
+    assert [i["utilisation"] for i in b["instances"]] == pytest.approx(
+        [i["utilisation"] for i in a["instances"]]
+    )

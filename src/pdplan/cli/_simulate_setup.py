@@ -70,43 +70,109 @@ def cost_model(
     return make, links, float(m.kv_bytes_per_token(kv_dtype)), eff, m
 
 
-def workload(spec: str, duration: float | None) -> tuple[Any, Arrivals]:
-    """A trace FILE (timestamps replayed) or 'poisson:rate=10,n=5000,isl=...,osl=...'."""
-    import pdplan.workload as wlmod
+# Keys a synthetic workload spec takes, by kind (aliases: isl = input, osl = output,
+# c = concurrency); lengths are pdplan LengthSpecs ('1024', 'lognormal:mean=800,cv=1.2', ...).
+_SPEC_KEYS = {
+    "poisson": ("n", "rate", "isl", "osl"),
+    "closed": ("n", "c", "think", "isl", "osl"),
+}
+_ALIASES = {"input": "isl", "output": "osl", "concurrency": "c"}
+_SPEC_HELP = (
+    "give a trace file, 'poisson:rate=R,n=N,isl=..,osl=..' (open loop) or "
+    "'closed:c=C,n=N,isl=..,osl=..[,think=S]' (C clients)"
+)
 
+
+def workload(spec: str, duration: float | None, trace: dict[str, Any] | None = None) -> Any:
+    """(Workload, Arrivals) for a trace FILE (its timestamps replayed, or `trace['rate']`
+    Poisson arrivals, or `trace['clients']` closed-loop clients; `trace` also carries the
+    reader's fmt / mapping / skip_bad) or a synthetic 'poisson:...' / 'closed:...' spec."""
+    t = {k: v for k, v in (trace or {}).items() if v not in (None, False)}
     m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
     if m is None:
-        if not Path(spec).exists():
-            kind = re.fullmatch(r"([A-Za-z_]+):.*", spec.strip())
-            what = f"unknown synthetic workload kind {kind.group(1)!r}" if kind else "no such file"
-            raise InputError(
-                f"{what}: give a trace file, 'poisson:rate=R,n=N,isl=..,osl=..' (open loop) or "
-                "'closed:c=C,n=N,isl=..,osl=..' (C clients)",
-                path=spec,
-            )
-        wl = wlmod.read_workload(spec)  # type: ignore[attr-defined]
-        return wl, Arrivals("trace" if wl.has_times else "poisson", duration_s=duration)
-    parts = [p.strip() for p in m.group(2).split(",") if p.strip()]
+        return _trace_workload(spec, duration, t)
+    if t:
+        flags = ", ".join("--" + k.replace("_", "-") for k in t)
+        raise ConfigError(f"{flags} apply to a trace file; a synthetic spec takes its own keys")
+    kind, kw = m.group(1), _spec_keys(spec, m.group(1), m.group(2))
+    if kind == "closed" and duration is not None:
+        raise ConfigError(
+            "--duration limits open-loop arrivals; a closed loop runs its n requests "
+            "(lower n to shorten it)"
+        )
+    try:
+        n = int(kw.get("n", "1000"))
+        rate = float(kw.get("rate", "0") or 0)
+        conc = int(kw.get("c", "1"))
+        think = float(kw.get("think", "0"))
+    except ValueError as exc:
+        raise InputError(f"bad number in workload spec {spec!r}: {exc}") from exc
+    if n < 1:
+        raise InputError(f"n must be >= 1 in workload spec {spec!r}")
+    import pdplan.workload as wlmod
+
+    lengths = {"input": kw.get("isl", "1024"), "output": kw.get("osl", "256")}
+    wl = wlmod.synthesize(n=n, rate=rate or 1.0, **lengths)  # type: ignore[attr-defined]
+    if kind == "closed":
+        if conc < 1:
+            raise InputError(f"c (closed-loop clients) must be >= 1 in workload spec {spec!r}")
+        return wl, Arrivals("closed", concurrency=conc, think_s=think)
+    return wl, Arrivals("poisson", rate=rate, duration_s=duration)
+
+
+def _spec_keys(spec: str, kind: str, body: str) -> dict[str, str]:
+    """KEY=VALUE parts of a synthetic spec, aliases resolved; unknown, misplaced or
+    repeated keys are errors (a key the kind does not use would be silently ignored)."""
+    parts = [p.strip() for p in body.split(",") if p.strip()]
     bare = [p for p in parts if "=" not in p]
     if bare:
         raise InputError(f"workload spec {spec!r}: {', '.join(bare)} is not KEY=VALUE")
-    kw = dict(p.split("=", 1) for p in parts)
-    try:
-        n = int(kw.pop("n", "1000"))
-        rate = float(kw.pop("rate", "0") or 0)
-        conc = int(kw.pop("c", kw.pop("concurrency", "1")))
-    except ValueError as exc:
-        raise InputError(f"bad number in workload spec {spec!r}: {exc}") from exc
-    lengths = {"input": kw.pop("isl", kw.pop("input", "1024")), "output": "256"}
-    lengths["output"] = kw.pop("osl", kw.pop("output", "256"))
-    if kw:
-        raise InputError(f"unknown key(s) {', '.join(kw)} in workload spec {spec!r}")
-    wl = wlmod.synthesize(n=n, rate=rate or 1.0, **lengths)  # type: ignore[attr-defined]
-    if m.group(1) == "closed":
-        if conc < 1:
-            raise InputError(f"c (closed-loop clients) must be >= 1 in workload spec {spec!r}")
-        return wl, Arrivals("closed", concurrency=conc)
-    return wl, Arrivals("poisson", rate=rate, duration_s=duration)
+    kw: dict[str, str] = {}
+    for part in parts:
+        key, value = (x.strip() for x in part.split("=", 1))
+        name = _ALIASES.get(key.lower(), key.lower())
+        if name not in _SPEC_KEYS[kind]:
+            other = "closed" if kind == "poisson" else "poisson"
+            what = f"{other}-only key" if name in _SPEC_KEYS[other] else "unknown key"
+            raise InputError(
+                f"workload spec {spec!r}: {what} {key!r} ({kind} takes "
+                f"{', '.join(_SPEC_KEYS[kind])})"
+            )
+        if name in kw:
+            raise InputError(f"workload spec {spec!r}: {name} given twice")
+        kw[name] = value
+    return kw
+
+
+def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any:
+    """A trace file with its arrivals: timestamps, --rate (Poisson) or --clients (closed)."""
+    import pdplan.workload as wlmod
+
+    if not Path(spec).exists() and not spec.startswith(("http://", "https://")):
+        kind = re.fullmatch(r"([A-Za-z_]+):.*", spec.strip())
+        what = f"unknown synthetic workload kind {kind.group(1)!r}" if kind else "no such file"
+        raise InputError(f"{what}: {_SPEC_HELP}", path=spec)
+    rate, clients = t.pop("rate", None), t.pop("clients", None)
+    if rate is not None and clients is not None:
+        raise ConfigError("give --rate (open loop) or --clients (closed loop), not both")
+    if rate is not None and not rate > 0:
+        raise ConfigError(f"--rate={rate} must be > 0 requests/s")
+    if clients is not None and duration is not None:
+        raise ConfigError("--duration limits open-loop arrivals; with --clients all requests run")
+    wl = wlmod.read_workload(  # type: ignore[attr-defined]
+        spec, fmt=t.get("fmt"), mapping=t.get("mapping"), skip_bad=bool(t.get("skip_bad"))
+    )
+    if clients is not None:
+        return wl, Arrivals("closed", concurrency=int(clients))
+    if rate is not None:
+        return wl, Arrivals("poisson", rate=float(rate), duration_s=duration)
+    if not wl.has_times:
+        raise InputError(
+            "the trace has no timestamps: give --rate R (Poisson arrivals at R requests/s) or "
+            "--clients C (C closed-loop clients) to replay its lengths",
+            path=spec,
+        )
+    return wl, Arrivals("trace", duration_s=duration)
 
 
 def switches(specs: list[str], instances: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,11 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         kw["chunk_budget"] = o["chunk"]  # else agg pools chunk at the engine's budget (x DP)
     if o["max_batch"]:
         kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
-    wl, arrivals = workload_of(workload, o["duration"])
+    _check_outputs(o)
+    trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
+    wl, arrivals = workload_of(workload, o["duration"], trace)
     instances = build_instances(pools, make, links=links, chunked=eff.chunked, **kw)
+    _check_roles(instances, o)
     cfg = SimConfig(
         instances=prefix_caches(instances, wl, o["prefix_cache"]),
         kv_bytes_per_token=kvb,
@@ -54,14 +58,62 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     with Progress(console=console, transient=True, disable=o["as_json"]) as bar:
         task = bar.add_task("simulating", total=len(wl))
         res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
+    if res.n_requests == 0:
+        raise ConfigError(f"no request arrived before --duration {o['duration']} s")
     _write(res, o)
     _show(res.summary(), deployment, o["as_json"])
+
+
+def _check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
+    """Refuse options the deployment would silently ignore."""
+    from pdplan.sim.config import PAIRINGS, TRANSFER_MODES
+
+    for flag, value, known in (("transfer mode", o["transfer"], TRANSFER_MODES),
+                               ("pairing", o["pairing"], PAIRINGS)):  # fmt: skip
+        if value not in known:
+            raise ConfigError(f"unknown {flag} {value!r}; known: {', '.join(known)}")
+    if instances[0].role == "agg":
+        moot = [
+            f"--{k} {o[k]}"
+            for k, default in (("transfer", "after"), ("pairing", "least_tokens"))
+            if o[k] != default
+        ]
+        if o["switch"]:
+            moot.append("--switch")
+        if moot:
+            raise ConfigError(
+                f"{', '.join(moot)}: only a disaggregated deployment (xPyD, e.g. "
+                "'1P:tp4+2D:tp4') has KV transfers, P->D pairing and prefill/decode roles"
+            )
+    if o["routing"] == "prefix" and o["prefix_cache"].strip().lower() == "off":
+        raise ConfigError("--routing prefix routes by prefix-cache hits: add --prefix-cache auto")
+
+
+def _check_outputs(o: dict[str, Any]) -> None:
+    """Fail before simulating if an output file cannot be written or has the wrong kind."""
+    for key, flag, kinds in (
+        ("requests_out", "--requests-out", (".csv", ".parquet")),
+        ("timeline_out", "--timeline-out", (".csv", ".parquet")),
+        ("trace_out", "--chrome-trace", (".json",)),
+    ):
+        path = o[key]
+        if not path:
+            continue
+        if not path.lower().endswith(kinds):
+            raise ConfigError(f"{flag} {path}: name it {' or '.join('*' + k for k in kinds)}")
+        parent = Path(path).resolve().parent
+        if not parent.is_dir():
+            raise InputError("cannot write: no such directory", path=str(parent))
+        if (Path(path).exists() and not os.access(path, os.W_OK)) or not os.access(parent, os.W_OK):
+            raise InputError("cannot write: permission denied", path=path)
 
 
 def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
     rows: list[tuple[str, Any]] = [
         (k, f"{s[k]:,}") for k in ("requests", "finished", "dropped", "preemptions")
     ]
+    if s["unfinished"]:
+        rows.insert(2, ("unfinished", f"{s['unfinished']:,} (still queued when the run ended)"))
     rows += [(k, f"{s[k]:.3f} req/s") for k in ("throughput_rps", "goodput_rps")]
     rows += [
         (
@@ -189,6 +241,26 @@ def register(app: typer.Typer) -> None:
             1.0, "--sample-interval", help="timeline sampling period, s"
         ),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
+        rate: float = typer.Option(
+            None, "--rate", help="trace FILE: Poisson arrivals at this rate (req/s), not its times"
+        ),
+        clients: int = typer.Option(
+            None,
+            "--clients",
+            min=1,
+            help="trace FILE: replay its requests with C closed-loop clients",
+        ),
+        fmt: str = typer.Option(
+            None,
+            "--format",
+            help="trace FILE format (default: from its header); see `pdplan workload`",
+        ),
+        mapping: str = typer.Option(
+            None, "--map", help="trace FILE columns: input=COL,output=COL[,time=COL,time_unit=ms]"
+        ),
+        skip_bad: bool = typer.Option(
+            False, "--skip-bad", help="trace FILE: skip malformed rows (counted) instead of failing"
+        ),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Simulate a deployment on a workload: tail TTFT / TPOT / ITL, SLO attainment, goodput."""
@@ -203,6 +275,7 @@ def register(app: typer.Typer) -> None:
             "weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "max_batch": max_batch,
             "pairing": pairing, "transfer": transfer, "preemption": preemption,
             "prefix_cache": prefix_cache, "switch": switch, "switch_cost": switch_cost,
-            "timeline_out": timeline_out, "sample_interval": sample_interval,
+            "timeline_out": timeline_out, "sample_interval": sample_interval, "rate": rate,
+            "clients": clients, "fmt": fmt, "mapping": mapping, "skip_bad": skip_bad,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)

@@ -32,7 +32,11 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     start = float(np.nanmin(arr[warmup:])) if np.isfinite(arr[warmup:]).any() else 0.0
     end = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else sim.loop.now
     dur = max(end - start, 1e-12)
-    total = max(sim.loop.now, 1e-12)
+    total = sim.loop.now
+    if sim.finished + sim.dropped >= sim.n_issued_max and sim._until == math.inf:
+        total = sim.t_left  # the last request left then: later events (a switch scheduled past
+        # the end) did no work and must not dilute utilisation and Little's L
+    total = max(total, 1e-12)
     return SimResult(
         columns=cols,
         itl=sim.itl,
@@ -44,7 +48,11 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         little_l=sim.area / total,
         instances=[
             _inst_stats(i, total, w, d)
-            for i, w, d in zip(sim.inst, *_time_averages(cols, len(sim.inst), total), strict=True)
+            for i, w, d in zip(
+                sim.inst,
+                *_time_averages(cols, len(sim.inst), total, sim.cfg),
+                strict=True,
+            )
         ],
         events=sim.loop.events_run,
         slo=(sim.cfg.ttft_slo_s, sim.cfg.tpot_slo_s),
@@ -71,12 +79,13 @@ def _inst_stats(inst: Any, total: float, waiting: float, decoding: float) -> dic
 
 
 def _time_averages(
-    cols: dict[str, np.ndarray], n_inst: int, total: float
+    cols: dict[str, np.ndarray], n_inst: int, total: float, cfg: SimConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per instance, time-averaged (waiting, decoding) request counts over [0, total], by
+    """Per instance, time-averaged (waiting, running) request counts over [0, total], by
     Little's law: L = (sum of the times requests spent in the state there) / total. Waiting:
-    arrival -> prefill start on a prefill / aggregated instance, KV arrival -> first token on a
-    decode instance; decoding: first token -> finish. A state still open at the end counts
+    arrival -> prefill start on a prefill / aggregated instance, KV arrival + PD hand-off ->
+    first token on a decode instance; running: prefill start -> end on a prefill instance,
+    first token -> finish on a decode / aggregated one. A state still open at the end counts
     up to `total`; requests never issued (NaN arrival), not placed or dropped count nothing.
     Summed in slices of requests, so the temporaries stay small for million-request runs."""
 
@@ -90,10 +99,12 @@ def _time_averages(
     for lo in range(0, len(cols["arrival"]), step):
         c = {k: cols[k][lo : lo + step] for k in _TIME_COLUMNS}
         p, d, live = c["p_inst"], c["d_inst"], c["state"] != DROPPED
-        kv_in = c["pf_end"] + np.nan_to_num(c["xfer_s"])  # KV on the decode instance
+        kv_in = c["pf_end"] + np.nan_to_num(c["xfer_s"]) + cfg.handoff_s  # decode takes it
         wait += per_inst(p, c["arrival"], c["pf_start"], live)
         wait += per_inst(d, kv_in, c["first"], live)
         dec += per_inst(np.where(d >= 0, d, p), c["first"], c["finish"], live)
+        if cfg.disaggregated:  # a prompt being prefilled runs on its prefill instance
+            dec += per_inst(p, c["pf_start"], c["pf_end"], live)
     return wait / total, dec / total
 
 

@@ -30,7 +30,7 @@ class Simulator(SwitchingMixin):
         "_fe _fe_free _hashes _heap _last_t _least_pair _least_route _next _seq _times _times_l "
         "_unrouted _until area arrivals cap_limit cfg d_cands drop_reasons dropped "
         "finished inst itl loop n_issued_max net nsys p_cands pairer preemptions req "
-        "pf_caches router switch_log tracer wl ".split()
+        "pf_caches router switch_log t_left tracer wl ".split()
     )
 
     def __init__(self, cfg: SimConfig, wl: Workload, arrivals: Arrivals | None = None) -> None:
@@ -62,6 +62,7 @@ class Simulator(SwitchingMixin):
         self.n_issued_max = len(wl) if self._times is None else len(self._times)
         self._next = 0
         self._until = math.inf
+        self.t_left = 0.0  # s, when a request last left the system (finished or dropped)
         self._start()
 
     # ---- setup -----------------------------------------------------------------------------
@@ -199,6 +200,7 @@ class Simulator(SwitchingMixin):
     def _drop(self, rid: int, why: str) -> None:
         self.req.state[rid] = DROPPED
         self.dropped += 1
+        self.t_left = self.loop.now
         self.drop_reasons[why] = self.drop_reasons.get(why, 0) + 1
         self._count(-1)
         if self._times is None:
@@ -251,8 +253,8 @@ class Simulator(SwitchingMixin):
                 t = end + self.cfg.link_latency_s
         else:
             nb = r.pf_end[rid]
+        r.xfer_s[rid] = t - nb  # KV transfer time after prefill, as TTFT sees it
         t += self.cfg.handoff_s  # PD hand-off: proxy, connector notice, decode-side poll
-        r.xfer_s[rid] = t - nb  # KV transfer + hand-off after prefill, as TTFT sees it
         if t > now:
             self.loop.schedule(t, PRIO_NETWORK, d.deliver, rid)
         else:
@@ -263,7 +265,7 @@ class Simulator(SwitchingMixin):
         r.finish[rid] = now
         r.state[rid] = DONE
         self.finished += 1
-        t = self.loop.now
+        t = self.t_left = self.loop.now
         self.area += self.nsys * (t - self._last_t)  # Little's law: integral of N(t) dt
         self._last_t = t
         self.nsys -= 1

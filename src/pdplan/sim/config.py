@@ -178,6 +178,7 @@ class SimConfig:
         for sw in self.switches:
             if not 0 <= sw.instance < len(self.instances) or sw.role not in ("prefill", "decode"):
                 raise ConfigError(f"bad role switch {sw}: instance index or role out of range")
+        _check_switch_schedule(self)
 
     @property
     def disaggregated(self) -> bool:
@@ -186,6 +187,24 @@ class SimConfig:
 
 def _switch_roles(cfg: SimConfig) -> set[str]:
     return {s.role for s in cfg.switches}
+
+
+def _check_switch_schedule(cfg: SimConfig) -> None:
+    """A schedule of role switches must leave a prefill and a decode instance at every
+    point (else every later request waits forever); aggregated instances do not switch."""
+    if not cfg.switches:
+        return
+    if not cfg.disaggregated:
+        raise ConfigError("role switches need a disaggregated (prefill / decode) cluster")
+    roles = [s.role for s in cfg.instances]
+    for sw in sorted(cfg.switches, key=lambda w: w.time_s):
+        roles[sw.instance] = sw.role
+        for need in ("prefill", "decode"):
+            if need not in roles:
+                raise ConfigError(
+                    f"the switch of instance {sw.instance} to {sw.role} at {sw.time_s:g} s "
+                    f"leaves no {need} instance: requests after it would never finish"
+                )
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:

@@ -261,7 +261,7 @@ class DecodeMixin:
                 sim.on_finish(rid, self, now)
         if n:
             sim.finished += n
-            t = sim.loop.now
+            t = sim.t_left = sim.loop.now
             sim.area += sim.nsys * (t - sim._last_t)  # Little's law: integral of N(t) dt
             sim._last_t = t
             sim.nsys -= n

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from pdplan.sim.runs import RunLog
-from pdplan.sim.state import DONE, DROPPED
+from pdplan.sim.state import DONE
 
 __all__ = ["QUANTILES", "SimResult", "percentiles"]
 
@@ -75,14 +75,15 @@ class SimResult:
 
     def attainment(self) -> tuple[float, int]:
         """Share of measured requests meeting TTFT and TPOT SLOs at once, and their count.
-        Dropped requests count as missing; single-token outputs need only the TTFT SLO."""
+        Every measured request that arrived counts: dropped and unfinished ones (still queued
+        when the run ended) miss; single-token outputs need only the TTFT SLO."""
         c = self.columns
-        idx = np.arange(len(c["state"])) >= self.warmup
+        idx = (np.arange(len(c["state"])) >= self.warmup) & np.isfinite(c["arrival"])
         done = (c["state"] == DONE) & idx
         ttft = c["first"] - c["arrival"] + self.client_overhead_s
         tpot = np.where(c["out"] > 1, (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1), 0)
         good = done & (ttft <= self.slo[0]) & (tpot <= self.slo[1])
-        denom = int(np.sum(done | ((c["state"] == DROPPED) & idx)))
+        denom = int(np.sum(idx))
         return (float(good.sum()) / denom if denom else float("nan")), int(good.sum())
 
     def summary(self) -> dict[str, Any]:

@@ -12,7 +12,7 @@ _FLOAT_FIELDS = (
     "arrival",  # s, when the client sent it
     "pf_start",  # s, first prefill chunk started
     "pf_end",  # s, prefill (incl. all chunks) done
-    "xfer_s",  # s, KV transfer + PD hand-off (disaggregated)
+    "xfer_s",  # s, KV transfer duration (disaggregated; the hand-off follows it)
     "first",  # s, first output token at the client
     "finish",  # s, last output token
     "not_before",  # s, earliest KV delivery (layer-wise transfer)

@@ -24,6 +24,8 @@ class SwitchingMixin:
         inst = self.inst[sw.instance]
         if inst.role == sw.role or inst.role == "agg":
             return
+        if self.finished + self.dropped >= self.n_issued_max:
+            return  # every request is done: the run is over, a later switch does not happen
         inst.draining, inst.next_role = True, sw.role
         self._refresh_candidates()
         if not inst.busy:
