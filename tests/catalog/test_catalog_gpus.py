@@ -188,6 +188,16 @@ def test_user_file_mapping_with_base(tmp_path: Path) -> None:
     assert g.matmul_eta == pytest.approx(0.5)
 
 
+def test_a_new_peak_on_a_base_keeps_its_measured_matmul_fraction(tmp_path: Path) -> None:
+    f = tmp_path / "gpus.yaml"
+    f.write_text("h2x:\n  base: h100-sxm\n  bf16_tflops: 1978\n  fp8_tflops: 3.958e3\n")
+    g, h100 = get_gpu("h2x", extra=load_gpu_file(f)), get_gpu("h100-sxm")
+    assert g.matmul_eta == pytest.approx(h100.matmul_eta)  # MAMF doubled with the peak
+    assert g.mamf_bf16_tflops == pytest.approx(2 * h100.mamf_bf16_tflops)
+    f.write_text("big:\n  base: h100-sxm\n  bf16_tflops: 1e3\n")  # YAML 1.1: '1e3' is text
+    assert get_gpu("big", extra=load_gpu_file(f)).bf16_tflops == 1000.0
+
+
 def test_user_file_list_full_entry_and_override_builtin(tmp_path: Path) -> None:
     f = tmp_path / "gpus.yaml"
     f.write_text(

@@ -304,3 +304,11 @@ def test_a_trace_without_timestamps_runs_at_a_rate_or_with_clients(
     assert rc != 0 and ":3" in err  # the bad row is named by line
     rc, out, _ = _sim(capsys, "tp1", str(trace), "--rate", "4", "--skip-bad", "--json")
     assert rc == 0 and json.loads(out)["finished"] == 2
+
+
+def test_requests_past_the_models_context_are_flagged(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _sim(capsys, "tp1", "poisson:rate=2,n=10,isl=140000,osl=16", "--json")
+    assert rc == 0 and json.loads(out)["finished"] == 10  # simulated, and said so
+    assert "10 requests (up to 140,016 tokens) exceed llama-3.1-8b's 131,072-token" in err
+    rc, out, err = _sim(capsys, "tp1", "poisson:rate=2,n=10,isl=1000,osl=16", "--json")
+    assert rc == 0 and "warning" not in err

@@ -60,3 +60,12 @@ def test_kv_acceptance(capsys: pytest.CaptureFixture[str]) -> None:
 def test_kv_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["kv", "--path", "smoke-signals"]) == 2
     assert "unknown path" in capsys.readouterr().err
+
+
+def test_kv_refuses_a_layout_the_model_cannot_take_and_flags_a_long_prompt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["kv", "--prefill-layout", "tp3"]) == 2
+    assert "TP=3 does not divide 64 attention heads" in capsys.readouterr().err
+    assert main(["kv", "--tokens", "200000", "--json"]) == 0
+    assert "exceeds llama-3.1-70b's 131,072-token context" in capsys.readouterr().err

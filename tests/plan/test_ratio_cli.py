@@ -109,3 +109,15 @@ def test_read_lengths_formats(tmp_path: Path) -> None:
     h = read_lengths(hist)
     assert list(h.counts) == [3, 1] and h.mean == pytest.approx(325)
     assert list(parse_length_list("5 6,7").lengths) == [5, 6, 7]
+
+
+def test_a_bad_trace_line_points_to_a_command_that_takes_skip_bad(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(
+        '{"input_length":10,"output_length":3}\n{"input_length":-1,"output_length":3}\n'
+    )
+    assert main(["ratio", "--lengths", str(trace)]) != 0
+    err = capsys.readouterr().err
+    assert "t.jsonl:2" in err and "pdplan workload convert --skip-bad" in err

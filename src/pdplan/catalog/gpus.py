@@ -140,6 +140,11 @@ def _check_value(field: str, v: Any, bad: Any) -> Any:
         return tuple(_norm(a) for a in v)
     if v is None and field in _OPTIONAL_NUM:
         return None
+    if isinstance(v, str):  # YAML 1.1 reads '1e9' (no dot) as text
+        try:
+            v = float(v)
+        except ValueError:
+            raise bad(f"field {field!r} must be a number > 0, got {v!r}") from None
     num_ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
     if field in _INT_FIELDS and not (num_ok and float(v).is_integer()):
         raise bad(f"field {field!r} must be a whole number >= 1, got {v!r}")
@@ -170,6 +175,11 @@ def _gpu_from_entry(name: str, entry: Any, path: str, known: Mapping[str, GPUSpe
         # overriding a GPU in place keeps its aliases ("h100" still finds the edited h100-sxm)
         vals.setdefault("aliases", base.aliases if base.name == name else ())
         vals.setdefault("source", f"user file {path} (base {base.name}: {base.source})")
+        if "bf16_tflops" in vals and "mamf_bf16_tflops" not in vals and base.mamf_bf16_tflops:
+            # the base's measured MAMF caps compute: a new peak keeps its achieved fraction
+            vals["mamf_bf16_tflops"] = (
+                base.mamf_bf16_tflops * vals["bf16_tflops"] / base.bf16_tflops
+            )
         return dataclasses.replace(base, **vals)
     missing = [f for f in _REQUIRED if f not in vals]
     if missing:

@@ -10,9 +10,32 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["console", "emit", "kv_table", "to_jsonable"]
+__all__ = ["console", "context_warning", "emit", "kv_table", "to_jsonable", "warn"]
 
 console = Console()
+err_console = Console(stderr=True, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    """One 'warning: ...' line on stderr (JSON on stdout stays clean)."""
+    err_console.print(f"warning: {message}", markup=False, highlight=False)
+
+
+def context_warning(model: Any, tokens: int, what: str, count: int = 1) -> None:
+    """Warn when `what` (count of them) runs past the model's context window
+    (max_position_embeddings): engines refuse such requests (vLLM max_model_len defaults to
+    it) unless the model is served with longer RoPE scaling (YaRN), so results assume that."""
+    limit = int(getattr(model, "max_position_embeddings", 0) or 0)
+    if limit and tokens > limit:
+        head = (
+            f"{count:,} {what} (up to {tokens:,} tokens) exceed"
+            if count > 1
+            else f"{what} of {tokens:,} tokens exceeds"
+        )
+        warn(
+            f"{head} {model.name}'s {limit:,}-token context: engines refuse such requests "
+            "unless the model is served with longer RoPE scaling (YaRN); computed as if it were"
+        )
 
 
 def to_jsonable(obj: Any) -> Any:

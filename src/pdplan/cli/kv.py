@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from pdplan.cli._common import emit, kv_table
+from pdplan.cli._common import context_warning, emit, kv_table
 
 __all__ = ["register"]
 
@@ -42,6 +42,8 @@ def kv_cmd(
         from pdplan.catalog.gpus import get_gpu
 
         gspec = get_gpu(gpu)
+    _check_layouts(spec, gspec, prefill_layout, decode_layout)
+    context_warning(spec, tokens, "a prompt")
     kv = kv_transfer(
         spec, tokens, kv_dtype=kv_dtype, transit_dtype=transit_dtype, path=path, gpu=gspec,
         link_gbps=link_gbps, efficiency=efficiency, prefill_layout=_layout(prefill_layout),
@@ -53,6 +55,17 @@ def kv_cmd(
         data["seed"] = {"claimed_bytes": seed.seed_bytes, "claimed_ms": seed.seed_ms,
                         "bytes": seed.bytes, "ms": seed.ms, "factor": seed.factor}  # fmt: skip
     emit(data, as_json, lambda c: _render(c, kv, seed))
+
+
+def _check_layouts(spec: Any, gpu: Any, *layouts: str | None) -> None:
+    """Refuse a layout the model cannot be split by ('TP=3 does not divide 64 attention
+    heads'), as every other command does."""
+    from pdplan.parallel.checks import require_valid
+
+    kw = {} if gpu is None else {"scaleup_domain": gpu.scaleup_domain}
+    for text in layouts:
+        if text:
+            require_valid(spec, _layout(text), **kw)
 
 
 def _render(c: Console, kv: Any, seed: Any) -> None:

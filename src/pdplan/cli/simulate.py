@@ -12,7 +12,7 @@ import typer
 from pdplan.errors import ConfigError, InputError
 from pdplan.sim import SimConfig, build_instances, simulate
 
-from ._common import console, emit, kv_table
+from ._common import console, context_warning, emit, kv_table
 from ._simulate_setup import cost_model, pools_on, prefix_caches, switches
 from ._simulate_setup import workload as workload_of
 
@@ -35,6 +35,10 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     wl, arrivals = workload_of(workload, o["duration"], trace)
     instances = build_instances(pools, make, links=links, chunked=eff.chunked, **kw)
     _check_roles(instances, o)
+    lengths = wl.input_len.astype("int64") + wl.output_len
+    over = int((lengths > spec.max_position_embeddings).sum()) if len(lengths) else 0
+    if over and spec.max_position_embeddings:
+        context_warning(spec, int(lengths.max()), "requests", over)
     cfg = SimConfig(
         instances=prefix_caches(instances, wl, o["prefix_cache"]),
         kv_bytes_per_token=kvb,

@@ -85,7 +85,17 @@ def read_lengths(path: str | Path) -> Lengths:
 def _from_trace(path: str) -> Lengths:
     from pdplan.workload.readers import read_workload
 
-    wl = read_workload(path)
+    try:
+        wl = read_workload(path)
+    except InputError as exc:  # the reader's hints name flags `ratio` does not take
+        msg = str(exc)
+        msg = msg.replace(
+            "use --skip-bad to skip such rows",
+            "`pdplan workload convert --skip-bad` writes a copy without them",
+        ).replace(
+            "give --format or --map", "convert it: `pdplan workload convert --format` or --map"
+        )
+        raise InputError(msg) from None
     if len(wl) == 0:
         raise InputError("trace has no requests", path=path)
     out = float(np.mean(wl.output_len)) if len(wl.output_len) else None
