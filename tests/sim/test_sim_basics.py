@@ -267,3 +267,13 @@ def test_instances_take_their_engines_token_budget_and_max_sequences() -> None:
         i.chunk_budget is None
         for i in build_instances(parse_deployment("1P:tp8+1D:tp8"), make, chunked=True)
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("tp4x2+", "empty pool"), ("tp4 x2", "space inside pool"), ("tp4x-1", "layout 'tp4x-1'")],
+)
+def test_deployment_typos_are_refused_not_guessed(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_deployment(text)
+    assert len(parse_deployment(" 4P:tp4 , 8D:tp8 ")) == 2  # spaces around pools are fine

@@ -33,7 +33,15 @@ def parse_deployment(text: str) -> list[Pool]:
     s = text.strip().lower()
     if not s:
         raise ConfigError("empty deployment; expected e.g. 'tp4x2' or '4P:tp4+8D:tp8'")
-    pools = [_pool(p, text) for p in re.split(r"[+,\s]+", s) if p]
+    parts = [p.strip() for p in re.split(r"[+,]", s)]
+    for p in parts:
+        if not p or re.search(r"\s", p):
+            what = "an empty pool" if not p else f"a space inside pool {p!r}"
+            raise ConfigError(
+                f"deployment {text!r} has {what}; pools are joined by '+' (or ','), "
+                "e.g. 'tp4x2' or '4P:tp4+8D:tp8'"
+            )
+    pools = [_pool(p, text) for p in parts]
     roles = {p.role for p in pools}
     if "agg" in roles and len(roles) > 1:
         raise ConfigError(
@@ -74,7 +82,7 @@ def _layout(text: str, whole: str) -> Layout:
     try:
         return Layout.parse(text.replace("x", "-"))
     except ConfigError as exc:
-        raise ConfigError(f"deployment {whole!r}: {exc}") from exc
+        raise ConfigError(f"deployment {whole!r}: cannot read layout {text!r}: {exc}") from exc
 
 
 def build_instances(
