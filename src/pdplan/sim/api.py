@@ -71,7 +71,7 @@ def _inst_stats(inst: Any, total: float, waiting: float, decoding: float) -> dic
         "role": inst.role,
         "utilisation": inst.busy_s / total,
         "mean_queue": waiting,
-        "max_queue": int(s[:, 1].max()) if len(s) else 0,  # largest sampled
+        "max_queue_sampled": int(s[:, 1].max()) if len(s) else 0,  # at the timeline samples
         "mean_running": decoding,
         "prefix_hit_blocks": inst.cache.hits if inst.cache is not None else 0,
         "timeline": s,
