@@ -99,3 +99,16 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert (
         main(["workload", "synth", "-n", "5", "--input", "gauss:3", "-o", str(tmp_path / "x")]) == 2
     )
+
+
+def test_synth_cv_without_gamma_arrivals_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "s.jsonl")
+    assert (
+        main(["workload", "synth", "-o", out, "-n", "10", "--arrival", "fixed", "--cv", "5"]) == 2
+    )
+    assert "--arrival gamma" in capsys.readouterr().err
+    assert (
+        main(["workload", "synth", "-o", out, "-n", "10", "--arrival", "gamma", "--cv", "3"]) == 0
+    )

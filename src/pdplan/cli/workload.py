@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pdplan.cli._common import emit, kv_table
-from pdplan.errors import InputError
+from pdplan.errors import ConfigError, InputError
 from pdplan.workload import (
     metrics_summary,
     parse_duration,
@@ -151,7 +151,9 @@ def synth(
     duration: str | None = typer.Option(None, "--duration", help="or a duration: 1h, 15m"),
     rate: float = typer.Option(1.0, "--rate", help="mean arrival rate, requests/s"),
     arrival: str = typer.Option("poisson", "--arrival", help="poisson, gamma or fixed"),
-    cv: float = typer.Option(1.0, "--cv", help="gamma burstiness: CV of inter-arrival gaps"),
+    cv: float = typer.Option(
+        None, "--cv", help="gamma burstiness: CV of inter-arrival gaps (default 1)"
+    ),
     inp: str = typer.Option(
         "fixed:1024", "--input", help="N, uniform:LO:HI, lognormal:MEAN:SIGMA[:MAX], empirical:FILE"
     ),
@@ -161,12 +163,17 @@ def synth(
     as_json: bool = typer.Option(False, "--json", help="print the stats as JSON"),
 ) -> None:
     """Write a synthetic trace (deterministic for a given seed)."""
+    if cv is not None and arrival.strip().lower() != "gamma":
+        raise ConfigError(
+            f"--cv sets gamma arrivals' burstiness; --arrival {arrival} has a fixed CV "
+            "(poisson 1, fixed 0): add --arrival gamma"
+        )
     w = synthesize(
         n=n,
         duration_s=duration,
         rate=rate,
         arrival=arrival,
-        cv=cv,
+        cv=1.0 if cv is None else cv,
         input=inp,
         output=outp,
         rate_curve=curve,
