@@ -69,3 +69,13 @@ def test_kv_refuses_a_layout_the_model_cannot_take_and_flags_a_long_prompt(
     assert "TP=3 does not divide 64 attention heads" in capsys.readouterr().err
     assert main(["kv", "--tokens", "200000", "--json"]) == 0
     assert "exceeds llama-3.1-70b's 131,072-token context" in capsys.readouterr().err
+
+
+def test_parallel_says_when_nothing_fits_and_refuses_a_layout_of_another_size(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    d = _json(capsys, ["parallel", "-m", "deepseek-r1", "-g", "l4", "--json"])
+    assert d["best_layout"] is None and d["verdict"].startswith("no layout fits: even")
+    args = ["parallel", "-m", "llama-3.1-70b", "-g", "h100", "--layout", "tp8-pp2", "-n", "8"]
+    assert main(args) == 2
+    assert "uses 16 GPUs, --gpus says 8" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pdplan.cli._common import emit
+from pdplan.errors import ConfigError
 
 __all__ = ["register"]
 
@@ -157,6 +158,14 @@ def _verdict(rows: list[dict[str, Any]], seed: str, at: str) -> tuple[str | None
     """Best = highest decode tok/s per GPU among fitting layouts whose TP stays in a node."""
     scored = [r for r in rows if "decode_tps_per_gpu" in r and not r["tp_crosses_nodes"]]
     if not scored:
+        short = [r for r in rows if r.get("shortfall_gib")]
+        if short and len(short) == len(rows):
+            least = min(short, key=lambda r: r["shortfall_gib"])
+            return None, (
+                f"no layout fits: even {least['layout']} is short by {least['shortfall_gib']:.1f} "
+                "GiB per GPU, so the seed rule's pick cannot run either (more GPUs, a GPU with "
+                "more memory or lower-precision weights)"
+            )
         return None, "cost model unavailable or no layout fits: no comparison with the seed rule"
     best = max(scored, key=lambda r: r["decode_tps_per_gpu"])
     b = best["layout"]
@@ -210,6 +219,8 @@ def parallel_cmd(
         lays.append(pick.layout)  # e.g. an SP variant, or a pick with warnings
     rows = [_layout_row(spec, g, lay, context, batch) for lay in lays]
     shown = Layout.parse(layout) if layout else pick.layout
+    if layout and gpus and shown.gpus != n:
+        raise ConfigError(f"--layout {shown} uses {shown.gpus} GPUs, --gpus says {n}")
     chk = require_valid(spec, shown, context_len=context, **dom)
     best, verdict = _verdict(
         rows,
