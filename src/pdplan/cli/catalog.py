@@ -78,14 +78,18 @@ def gpus_cmd(
     specs = [get_gpu(n) for n in [*USER_GPUS, *list_gpus()]]
 
     def render(con) -> None:  # type: ignore[no-untyped-def]
-        t = Table(title="GPUs (dense TFLOP/s; HBM GiB, TB/s; scale-up GB/s per GPU, domain)")
+        t = Table(
+            title="GPUs (dense TFLOP/s; MAMF = measured BF16 matmul TFLOP/s, the compute cap; "
+            "HBM GiB, TB/s; scale-up GB/s per GPU, domain)"
+        )
         t.add_column("name", no_wrap=True)
-        for c in ("bf16", "fp8", "fp4", "HBM", "TB/s", "up GB/s", "dom", "NIC"):
+        for c in ("bf16", "MAMF", "fp8", "fp4", "HBM", "TB/s", "up GB/s", "dom", "NIC"):
             t.add_column(c, justify="right")
         for g in specs:
             t.add_row(
                 g.name,
                 f"{g.bf16_tflops:g}",
+                f"{g.mamf_bf16_tflops:g}" if g.mamf_bf16_tflops else "-",
                 f"{g.fp8_tflops or '-'}",
                 f"{g.fp4_tflops or '-'}",
                 f"{g.hbm_gib:g}",
