@@ -43,15 +43,25 @@ def _render(out: dict[str, Any]) -> Any:
 def estimate_cmd(
     model: str = typer.Option("llama-3.1-70b", help="preset name, HF id or path to config.json"),
     gpu: str = typer.Option("h100-sxm", help="GPU name (`pdplan gpus` lists them)"),
-    layout: str = typer.Option("tp4", help="aggregated layout, e.g. tp4, tp8-ep8, dp8-ep8"),
+    layout: str | None = typer.Option(
+        None, help="agg: instance layout, e.g. tp4, tp8-ep8, dp8-ep8 [default: tp4]"
+    ),
     isl: int = typer.Option(4000, min=1, help="input (prompt) tokens per request"),
     osl: int = typer.Option(500, min=1, help="output tokens per request"),
     concurrency: int = typer.Option(32, "--concurrency", "-c", min=1, help="closed-loop clients"),
     mode: str = typer.Option("agg", help="agg or disagg"),
-    prefill_layout: str = typer.Option("tp4", help="disagg: prefill instance layout"),
-    decode_layout: str = typer.Option("tp4", help="disagg: decode instance layout"),
-    prefill_workers: int = typer.Option(1, min=1, help="disagg: prefill instances"),
-    decode_workers: int = typer.Option(1, min=1, help="disagg: decode instances"),
+    prefill_layout: str | None = typer.Option(
+        None, help="disagg: prefill instance layout [default: tp4]"
+    ),
+    decode_layout: str | None = typer.Option(
+        None, help="disagg: decode instance layout [default: tp4]"
+    ),
+    prefill_workers: int | None = typer.Option(
+        None, min=1, help="disagg: prefill instances [default: 1]"
+    ),
+    decode_workers: int | None = typer.Option(
+        None, min=1, help="disagg: decode instances [default: 1]"
+    ),
     engine: str = typer.Option("vllm", help="vllm, sglang or trtllm (sets efficiencies)"),
     weight_dtype: str | None = typer.Option(
         None, help="bf16, fp8, fp4, int4 (default: checkpoint)"
@@ -72,23 +82,49 @@ def estimate_cmd(
     if mode not in ("agg", "disagg"):
         raise ConfigError(f"--mode must be agg or disagg, not {mode!r}")
     disagg = mode == "disagg"
+    _check_mode_options(
+        mode,
+        {"--layout": layout},
+        {
+            "--prefill-layout": prefill_layout,
+            "--decode-layout": decode_layout,
+            "--prefill-workers": prefill_workers,
+            "--decode-workers": decode_workers,
+        },
+    )
     out = estimate_deployment(
         get_model(model),
         get_gpu(gpu),
         isl=isl,
         osl=osl,
         concurrency=concurrency,
-        layout=layout,
-        prefill_layout=prefill_layout if disagg else None,
-        decode_layout=decode_layout if disagg else None,
-        prefill_workers=prefill_workers,
-        decode_workers=decode_workers,
+        layout=layout or "tp4",
+        prefill_layout=(prefill_layout or "tp4") if disagg else None,
+        decode_layout=(decode_layout or "tp4") if disagg else None,
+        prefill_workers=prefill_workers or 1,
+        decode_workers=decode_workers or 1,
         engine=engine,
         weight_dtype=weight_dtype,
         kv_dtype=kv_dtype,
         rounds=rounds,
     )
     emit(out, as_json, _render(out))
+
+
+def _check_mode_options(
+    mode: str, agg_only: dict[str, object], disagg_only: dict[str, object]
+) -> None:
+    """Refuse, in one line, an option given that the chosen --mode would silently ignore
+    (options left unset are None)."""
+    wrong = disagg_only if mode == "agg" else agg_only
+    other = "disagg" if mode == "agg" else "agg"
+    given = [name for name, value in wrong.items() if value is not None]
+    if given:
+        names = ", ".join(given)
+        raise ConfigError(
+            f"{names} only appl{'ies' if len(given) == 1 else 'y'} with --mode {other}, "
+            f"not --mode {mode}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -238,15 +238,20 @@ class CostModel(EngineLimits):
         """Pipeline parallelism: the batch is split into m = min(pp, sequences) micro-batches
         kept in flight together, so one iteration (every sequence advances once) takes
         max(m, pp) stage-times of one micro-batch = the time of one micro-batch through all
-        layers (pp stages x L/pp layers). A lone sequence (m = 1) gets no pipelining."""
-        seqs = shape.prefill_seqs + shape.decode_seqs
+        layers (pp stages x L/pp layers). Micro-batches hold whole sequences: a prompt chunk is
+        never split across them (nor are a long prompt's chunks overlapped: vLLM V1 does not
+        reschedule a request while its chunk is in flight), so with fewer prompts than
+        micro-batches the busiest one carries a whole prompt and a lone prompt's latency is
+        its full-depth time, as without PP; only >= m prompts spread as ceil(T / m) tokens."""
+        seqs, p = shape.prefill_seqs + shape.decode_seqs, shape.prefill_seqs
         m = min(self._pp, max(1, seqs))
         if m <= 1:
             return shape
+        parts = m if p >= m or p == 0 else p  # prompt work divides by m, or one prompt each
         return BatchShape(
-            -(-shape.prefill_tokens // m),
-            shape.prefill_pairs / m,
-            -(-shape.prefill_seqs // m),
+            -(-shape.prefill_tokens // parts),
+            shape.prefill_pairs / parts,
+            -(-p // m),
             -(-shape.decode_seqs // m),
             shape.decode_ctx // m,
         )

@@ -77,7 +77,7 @@ def _prefill_plan(isl: int, concurrency: int, budget: int) -> tuple[int, int]:
 def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) -> tuple[float, ...]:
     """Chunked prefill mixed with decode (vLLM, TensorRT-LLM): cohorts of k prompts each take
     `steps` mixed iterations; a cycle lasts N = max(osl - 1 + steps, n_cohorts * steps)
-    iterations, of which a share f carries a prefill chunk."""
+    iterations, of which a share f carries a prefill chunk (the instance's prefill share)."""
     batch = float(clients)
     for _ in range(3):  # the running decodes use part of each iteration's token budget
         budget = max(1, cm.step_token_budget - round(batch))
@@ -86,20 +86,43 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
         n_steps = max(osl - 1 + steps, n_cohorts * steps)
         batch = clients * (osl - 1) / n_steps  # mean running decodes per iteration
     f = n_cohorts * steps / n_steps  # share of iterations carrying prefill work
+    g = _interleaved_share(n_cohorts, steps, n_steps)
+    # decodes riding along a prefill iteration: the mean batch (real cohorts drift apart a
+    # little, so other requests decode beside it), none for a single client: alone, its own
+    # prompt is the whole iteration
+    ride = batch if clients > 1 else 0.0
     t_dec = cm.decode_step(max(1, round(batch)), ctx) if osl > 1 else 0.0
     chunk_tokens = min(k * isl, budget)
     t_mix = (
         sum(
-            _chunk_step(cm, chunk_tokens, k, isl, batch, ctx, start=j * budget)
-            for j in range(steps)
+            _chunk_step(cm, chunk_tokens, k, isl, ride, ctx, start=j * budget) for j in range(steps)
         )
         / steps
     )
     avg = t_dec + f * (t_mix - t_dec)
+    tpot = t_dec + g * (t_mix - t_dec) if osl > 1 else t_dec
     wait_steps = n_steps - (osl - 1) - steps
-    # + half an iteration: a returning cohort lands mid-iteration and waits for the next one
-    ttft = steps * t_mix + wait_steps * avg + 0.5 * avg
-    return ttft, (avg if osl > 1 else t_dec), batch, f, _first_round(cm, isl, clients, ctx)
+    # + half an iteration: a returning request lands mid-iteration and waits for the next one
+    # (even a lone cohort's C > 1 requests come back a little apart: the first one starts an
+    # iteration the others wait for); a single client (C = 1) finds the engine idle
+    land = 0.5 * avg if clients > 1 else 0.0
+    ttft = steps * t_mix + wait_steps * avg + land
+    return ttft, tpot, batch, f, _first_round(cm, isl, clients, ctx)
+
+
+def _interleaved_share(n_cohorts: int, steps: int, n_steps: int) -> float:
+    """Share g of a request's osl - 1 decode iterations that carry another cohort's prefill.
+
+    Closed loop, equal lengths: every client sends one request per cycle of N = n_steps
+    iterations, so during one request's cycle each of the other C - k clients is prefilled
+    exactly once (its k cohort mates share its own prefill iterations and never interleave):
+    (n_cohorts - 1) * steps iterations in all, landing among the N - steps iterations outside
+    its own prefill (its wait, then its osl - 1 decodes). Hence g = (n_cohorts - 1) * steps /
+    (N - steps): 0 at C = 1 (nothing can interleave; TPOT = one decode step), 1 when prefill
+    saturates the instance (then a wait exists and N = n_cohorts * steps).
+    """
+    free = n_steps - steps  # iterations: the request's wait + its osl - 1 decodes
+    return (n_cohorts - 1) * steps / free if free > 0 else 0.0
 
 
 def _first_round(cm: CostModel, isl: int, clients: int, ctx: float) -> float:

@@ -1,0 +1,52 @@
+"""`pdplan estimate`: options of the other --mode are refused in one line, not ignored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pdplan.cli import main
+
+SMALL = ("--model", "llama-3.1-8b", "--gpu", "h100", "--isl", "1024", "--osl", "64", "-c", "4")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    rc = main(["estimate", *SMALL, *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_agg_refuses_disagg_only_options(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _run(capsys, "--mode", "agg", "--prefill-workers", "5", "--decode-layout", "tp8")
+    assert rc == 2 and out == ""
+    assert err.strip() == (
+        "error: --decode-layout, --prefill-workers only apply with --mode disagg, not --mode agg"
+    )
+
+
+@pytest.mark.parametrize(
+    "option", [("--prefill-layout", "tp2"), ("--decode-workers", "2"), ("--prefill-workers", "1")]
+)
+def test_agg_default_mode_refuses_each_disagg_option(
+    capsys: pytest.CaptureFixture[str], option: tuple[str, str]
+) -> None:
+    rc, _, err = _run(capsys, *option)  # --mode defaults to agg; even a default value is refused
+    assert rc == 2 and err.count("\n") == 1
+    assert f"{option[0]} only applies with --mode disagg" in err
+
+
+def test_disagg_refuses_the_agg_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = _run(capsys, "--mode", "disagg", "--layout", "tp2")
+    assert rc == 2
+    assert err.strip() == "error: --layout only applies with --mode agg, not --mode disagg"
+
+
+def test_each_mode_still_runs_with_its_own_options(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = _run(capsys, "--layout", "tp2", "--json")
+    assert rc == 0 and json.loads(out)["layout"] == "tp2"
+    args = ("--mode", "disagg", "--prefill-layout", "tp1", "--decode-layout", "tp2")
+    rc, out, _ = _run(capsys, *args, "--prefill-workers", "2", "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["mode"] == "disagg" and d["prefill_workers"] == 2
+    assert (d["prefill_layout"], d["decode_layout"], d["gpus"]) == ("tp1", "tp2", 4)
