@@ -50,3 +50,11 @@ def test_each_mode_still_runs_with_its_own_options(capsys: pytest.CaptureFixture
     d = json.loads(out)
     assert rc == 0 and d["mode"] == "disagg" and d["prefill_workers"] == 2
     assert (d["prefill_layout"], d["decode_layout"], d["gpus"]) == ("tp1", "tp2", 4)
+
+
+def test_a_request_past_the_models_context_is_flagged(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["estimate", "--model", "llama-3.1-70b", "--gpu", "h100", "-c", "2", "--json"]
+    assert main([*args, "--isl", "100000", "--osl", "50000"]) == 0
+    assert "150,000 tokens exceeds llama-3.1-70b's 131,072-token context" in capsys.readouterr().err
+    assert main([*args, "--isl", "1000", "--osl", "100"]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._common import emit, kv_table
+from pdplan.cli._common import context_warning, emit, kv_table
 from pdplan.errors import ConfigError
 
 __all__ = ["register"]
@@ -92,8 +92,10 @@ def estimate_cmd(
             "--decode-workers": decode_workers,
         },
     )
+    spec = get_model(model)
+    context_warning(spec, isl + osl, "a request")
     out = estimate_deployment(
-        get_model(model),
+        spec,
         get_gpu(gpu),
         isl=isl,
         osl=osl,
