@@ -19,6 +19,7 @@ from pdplan.perf import layer_costs as lc
 from pdplan.perf.attn_sparse import topk_context
 from pdplan.perf.dp import EngineLimits, busiest_rank_shape
 from pdplan.perf.efficiency import Efficiency, canonical_engine, get_efficiency, matmul_scale
+from pdplan.perf.pp import pp_micro_shape
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
 
@@ -129,7 +130,7 @@ class CostModel(EngineLimits):
         """Seconds of one iteration computing `shape` (every sequence advances once).
         Same sum as breakdown(shape).total, written flat: the simulator calls it per event."""
         if self._pp > 1:
-            shape = self._micro(shape)
+            shape = pp_micro_shape(shape, self._pp)
         tokens = shape.prefill_tokens + shape.decode_seqs
         if tokens <= 0:
             return 0.0
@@ -234,32 +235,10 @@ class CostModel(EngineLimits):
             self._lm_cache[rows] = hit
         return hit
 
-    def _micro(self, shape: BatchShape) -> BatchShape:
-        """Pipeline parallelism: the batch is split into m = min(pp, sequences) micro-batches
-        kept in flight together, so one iteration (every sequence advances once) takes
-        max(m, pp) stage-times of one micro-batch = the time of one micro-batch through all
-        layers (pp stages x L/pp layers). Micro-batches hold whole sequences: a prompt chunk is
-        never split across them (nor are a long prompt's chunks overlapped: vLLM V1 does not
-        reschedule a request while its chunk is in flight), so with fewer prompts than
-        micro-batches the busiest one carries a whole prompt and a lone prompt's latency is
-        its full-depth time, as without PP; only >= m prompts spread as ceil(T / m) tokens."""
-        seqs, p = shape.prefill_seqs + shape.decode_seqs, shape.prefill_seqs
-        m = min(self._pp, max(1, seqs))
-        if m <= 1:
-            return shape
-        parts = m if p >= m or p == 0 else p  # prompt work divides by m, or one prompt each
-        return BatchShape(
-            -(-shape.prefill_tokens // parts),
-            shape.prefill_pairs / parts,
-            -(-p // m),
-            -(-shape.decode_seqs // m),
-            shape.decode_ctx // m,
-        )
-
     def breakdown(self, shape: BatchShape) -> StepBreakdown:
         """Seconds of one step of `shape` by op family (a micro-batch's, under PP)."""
         if self._pp > 1:
-            shape = self._micro(shape)
+            shape = pp_micro_shape(shape, self._pp)
         tokens = shape.tokens
         if tokens <= 0:
             return StepBreakdown(0, 0, 0, 0, 0, 0)
