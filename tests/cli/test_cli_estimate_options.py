@@ -58,3 +58,17 @@ def test_a_request_past_the_models_context_is_flagged(capsys: pytest.CaptureFixt
     assert "150,000 tokens exceeds llama-3.1-70b's 131,072-token context" in capsys.readouterr().err
     assert main([*args, "--isl", "1000", "--osl", "100"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_the_engines_max_running_sequences_cap_the_batch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["estimate", "--model", "llama-3.1-8b", "--gpu", "b200", "--layout", "tp1",
+            "--isl", "128", "--osl", "128", "--json"]  # fmt: skip
+    out = []
+    for c in ("2048", "4096"):
+        assert main([*args, "-c", c]) == 0
+        out.append(json.loads(capsys.readouterr().out)["estimate"])
+    assert all(e["decode_batch"] <= 1024 for e in out)  # vLLM max_num_seqs on >= 70 GiB
+    assert out[1]["tpot_ms"] == pytest.approx(out[0]["tpot_ms"])  # the rest queue instead
+    assert out[1]["ttft_ms"] > 2 * out[0]["ttft_ms"]

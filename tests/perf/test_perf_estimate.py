@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from pdplan.catalog import get_gpu, get_model
@@ -67,3 +69,36 @@ def test_disagg_ttft_includes_the_engines_pd_handoff() -> None:
     b = estimate_disagg(_cm(pd_handoff_s=0.1), _cm(pd_handoff_s=0.1), 4000, 200, 8)
     assert b.ttft_s - a.ttft_s == pytest.approx(0.1, rel=0.05)
     assert b.tpot_s == pytest.approx(a.tpot_s)
+
+
+def test_disagg_beyond_the_decode_pool_levels_off_instead_of_collapsing() -> None:
+    cm = _cm()
+    kw = {"decode_kv_capacity_tokens": 16 * 4200}  # 16 requests of 4,000 + 200 tokens fit
+    ests = [estimate_disagg(cm, cm, 4000, 200, c, **kw) for c in (16, 64, 256, 1024)]
+    rates = [e.throughput_rps for e in ests]
+    assert all(b >= a * 0.99 for a, b in itertools.pairwise(rates))  # no collapse
+    # the extra clients wait for a slot once: TTFT grows linearly in C, not as C^2
+    grow = [(b.ttft_s - a.ttft_s) for a, b in itertools.pairwise(ests[1:])]
+    assert grow[1] / grow[0] == pytest.approx(768 / 192, rel=0.15)
+    assert ests[-1].kv_limited and ests[-1].decode_batch == 16
+
+
+def test_disagg_decode_batch_is_capped_by_the_engines_max_sequences() -> None:
+    cm = _cm()
+    free = estimate_disagg(cm, cm, 1000, 200, 512)
+    capped = estimate_disagg(cm, cm, 1000, 200, 512, decode_max_batch=128)
+    assert capped.decode_batch == 128 and capped.ttft_s > free.ttft_s
+
+
+def test_a_request_larger_than_the_kv_pool_is_refused_with_the_shortfall() -> None:
+    from pdplan.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="short by 1,000"):
+        estimate_agg(_cm(), 3000, 1000, 4, kv_capacity_tokens=3000)
+    with pytest.raises(ConfigError, match="per decode instance"):
+        estimate_disagg(_cm(), _cm(), 3000, 1000, 4, decode_kv_capacity_tokens=3000)
+
+
+def test_disagg_single_output_token_has_no_tpot() -> None:
+    est = estimate_disagg(_cm(), _cm(), 1000, 1, 8)
+    assert est.tpot_s == 0.0 and est.decode_batch < 8

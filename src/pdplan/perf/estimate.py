@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pdplan.errors import ConfigError
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.step import BatchShape, causal_pairs
 
@@ -181,7 +182,8 @@ def estimate_agg(
     slots = min(concurrency, max_batch or concurrency)
     kv_limited = False
     if kv_capacity_tokens is not None:
-        fit = max(1, kv_capacity_tokens // max(1, isl + osl))
+        _require_one_fits(kv_capacity_tokens, isl + osl, "instance")
+        fit = kv_capacity_tokens // (isl + osl)
         kv_limited = fit < slots
         slots = min(slots, fit)
     ctx = isl + osl / 2.0  # mean context of a running request
@@ -194,6 +196,16 @@ def estimate_agg(
     ttft += _slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
     e2e = ttft + (osl - 1) * tpot
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
+
+
+def _require_one_fits(capacity_tokens: int, request_tokens: int, where: str) -> None:
+    """A request whose ISL + OSL exceeds the KV pool can never run (engines refuse it)."""
+    if capacity_tokens < request_tokens:
+        raise ConfigError(
+            f"KV capacity {capacity_tokens:,} tokens per {where} holds no request of "
+            f"ISL + OSL = {request_tokens:,} tokens (short by {request_tokens - capacity_tokens:,})"
+            ": more GPUs per instance, FP8 KV or shorter requests"
+        )
 
 
 def _slot_wait(clients: int, slots: int, service_s: float) -> float:
@@ -215,6 +227,7 @@ def estimate_disagg(
     n_decode: int = 1,
     kv_transfer_s: float = 0.0,
     decode_kv_capacity_tokens: int | None = None,
+    decode_max_batch: int | None = None,
     rounds: float | None = None,
 ) -> Estimate:
     """Steady state of n_prefill prefill and n_decode decode instances under C clients.
@@ -224,7 +237,10 @@ def estimate_disagg(
     steady state arrivals are spread by the decode pool, so the prefill queue is M/D/1-like
     with utilisation u = X * p / n_prefill. TTFT adds the KV transfer and the first decode step
     (a PD proxy streams the first token from the decode side) and the engine's PD hand-off
-    (Efficiency.pd_handoff_s: proxy round trip, connector notice, decode-side poll).
+    (Efficiency.pd_handoff_s: proxy round trip, connector notice, decode-side poll). When the
+    decode pool holds fewer requests than the clients (KV capacity, or `decode_max_batch`
+    sequences per instance), the rest wait for a slot, which a request holds for its decode
+    steps: by Little's law (C - slots) * occupancy / slots, added once.
     """
     kv_transfer_s += decode.eff.pd_handoff_s  # s, KV bytes over the link + hand-off
     ctx = isl + osl / 2.0
@@ -235,19 +251,26 @@ def estimate_disagg(
     first = prefill.prefill_time(isl, per_prefill) * (per_prefill + 1) / (2.0 * per_prefill)
     p_batch = prefill.prefill_time(isl, min(per_batch, per_prefill)) / min(per_batch, per_prefill)
     per_dec = concurrency / max(1, n_decode)
-    slots = per_dec
+    slots = min(per_dec, decode_max_batch or per_dec)
     if decode_kv_capacity_tokens is not None:
-        slots = min(per_dec, max(1, decode_kv_capacity_tokens // max(1, isl + osl)))
+        _require_one_fits(decode_kv_capacity_tokens, isl + osl, "decode instance")
+        slots = min(slots, decode_kv_capacity_tokens // (isl + osl))
     t_dec = decode.decode_step(max(1, math.ceil(slots)), ctx)
+    occupancy = osl * t_dec  # s, a decode slot is held from the first decode step to the last
+    slot_wait = _slot_wait(math.ceil(per_dec), math.ceil(slots), occupancy)
     ttft, util = p1 + kv_transfer_s + t_dec, 0.0
     for _ in range(40):
-        e2e = ttft + (osl - 1) * t_dec + _slot_wait(math.ceil(per_dec), math.ceil(slots), 0.0)
+        e2e = ttft + (osl - 1) * t_dec + slot_wait
         x = concurrency / e2e
         util = min(MAX_UTIL, x * p_batch / max(1, n_prefill))
         wait = util * p1 / (2.0 * (1.0 - util))
         ttft = 0.5 * ttft + 0.5 * (wait + p1 + kv_transfer_s + t_dec)
     r = max(1.0, rounds if rounds is not None else prefill.eff.bench_rounds)
     ttft = (first + kv_transfer_s + t_dec + (r - 1.0) * ttft) / r + prefill.eff.ttft_overhead_s
-    ttft += _slot_wait(math.ceil(per_dec), math.ceil(slots), ttft + (osl - 1) * t_dec)
+    ttft += slot_wait
     e2e = ttft + (osl - 1) * t_dec
-    return Estimate(ttft, t_dec, e2e, concurrency / e2e, slots, util, slots < per_dec, "disagg")
+    x = concurrency / e2e
+    tpot, batch = t_dec, slots  # decode steps are costed with every slot running
+    if osl == 1:  # one output token: no inter-token gap; a slot is held for one step only
+        tpot, batch = 0.0, min(slots, x * occupancy / max(1, n_decode))  # Little's law
+    return Estimate(ttft, tpot, e2e, x, batch, util, slots < per_dec, "disagg")

@@ -33,6 +33,7 @@ def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str,
         osl,
         kw["concurrency"],
         kv_capacity_tokens=mem.kv_capacity_tokens,
+        max_batch=cm.max_running,  # the engine's max_num_seqs / max_running_requests
         rounds=kw["rounds"],
     )
     return {"layout": str(lay), "gpus": lay.gpus, "memory": mem.to_dict(), "est": est}
@@ -44,9 +45,10 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
     plan_memory(m, g, pl, wd, kvd, context=isl)  # refuses a prefill layout that does not fit
     dmem = plan_memory(m, g, dl, wd, kvd, context=isl + osl)
     xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
+    dcm = CostModel(m, g, dl, eng, wd, kvd)
     est = estimate_disagg(
         CostModel(m, g, pl, eng, wd, kvd),
-        CostModel(m, g, dl, eng, wd, kvd),
+        dcm,
         isl,
         osl,
         kw["concurrency"],
@@ -54,6 +56,7 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
         n_decode=nd,
         kv_transfer_s=xfer.time_s,
         decode_kv_capacity_tokens=dmem.kv_capacity_tokens,
+        decode_max_batch=dcm.max_running,
         rounds=kw["rounds"],
     )
     return {
