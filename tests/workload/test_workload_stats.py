@@ -61,7 +61,9 @@ def test_windows_show_drift() -> None:
     s = workload_stats(w, window_s=10)
     wins = s["windows"]
     assert [x["requests"] for x in wins] == [3, 2]
-    assert [x["rate_rps"] for x in wins] == [0.3, 0.2]
+    # the last window ends at the last arrival (t = 11): 2 requests over its 1 s
+    assert [x["rate_rps"] for x in wins] == [0.3, 2.0]
+    assert [x["duration_s"] for x in wins] == [10.0, 1.0] and wins[1]["partial"]
     assert wins[0]["input"]["mean"] == 10.0 and wins[1]["input"]["mean"] == 100.0
     assert wins[0]["reuse_ratio"] == pytest.approx(2 / 3) and wins[1]["reuse_ratio"] == 0.0
     with pytest.raises(InputError, match="larger window"):

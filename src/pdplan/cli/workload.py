@@ -46,13 +46,19 @@ def _lengths_table(s: dict[str, Any]) -> Table:
 
 
 def _windows_table(s: dict[str, Any]) -> Table:
-    t = Table(title=f"per {s['window_s']:g} s window (drift)")
+    last = s["windows"][-1]
+    t = Table(
+        title=f"per {s['window_s']:g} s window (drift)",
+        caption=f"* the last window: {last['duration_s']:,.0f} s to the last arrival (its rate)"
+        if last["partial"]
+        else None,
+    )
     heads = ("start s", "requests", "req/s", "in mean", "in p99", "out mean", "out p99", "reuse")
     for h in heads:
         t.add_column(h, justify="right")
     for w in s["windows"]:
         t.add_row(
-            _fmt(w["start_s"], 0),
+            _fmt(w["start_s"], 0) + ("*" if w["partial"] else ""),
             _fmt(w["requests"]),
             _fmt(w["rate_rps"], 2),
             _fmt(w["input"]["mean"], 0),

@@ -128,11 +128,15 @@ def _windows(w: Workload, window_s: float, hits: np.ndarray | None) -> list[dict
     out = []
     for k in range(n_win):
         a, b = int(bounds[k]), int(bounds[k + 1])
+        start, partial = float(t[0] + k * window_s), k == n_win - 1
+        # the last window ends at the last arrival: its rate is over the time it covers
+        span = float(t[-1]) - start if partial else window_s
         row: dict[str, object] = {
-            "start_s": float(t[0] + k * window_s),
+            "start_s": start,
+            "duration_s": span,
             "requests": b - a,
-            "rate_rps": (b - a) / window_s,
-            "partial": k == n_win - 1,
+            "rate_rps": (b - a) / span if span > 0 else None,
+            "partial": partial,
             "input": length_summary(w.input_len[a:b]),
             "output": length_summary(w.output_len[a:b]),
         }
