@@ -102,3 +102,24 @@ def test_a_request_larger_than_the_kv_pool_is_refused_with_the_shortfall() -> No
 def test_disagg_single_output_token_has_no_tpot() -> None:
     est = estimate_disagg(_cm(), _cm(), 1000, 1, 8)
     assert est.tpot_s == 0.0 and est.decode_batch < 8
+
+
+@pytest.mark.parametrize(
+    ("engine", "kv", "gpu", "message"),
+    [
+        ("vllm", "int8", "h100-sxm", "vllm cannot store a int8 KV cache"),
+        ("vllm", "fp4", "b200-sxm", "vllm cannot store a fp4 KV cache"),
+        ("sglang", "fp4", "h100-sxm", "needs a GPU with FP4"),
+        ("trtllm", "nvfp4", "h100-sxm", "needs a GPU with FP4"),
+    ],
+)
+def test_kv_cache_dtypes_the_engine_or_gpu_cannot_store_are_refused(
+    engine: str, kv: str, gpu: str, message: str
+) -> None:
+    from pdplan.errors import ConfigError
+
+    model, g = get_model("llama-3.1-8b"), get_gpu(gpu)
+    with pytest.raises(ConfigError, match=message):
+        CostModel(model, g, Layout(tp=1), engine, kv_dtype=kv)
+    CostModel(model, get_gpu("b200-sxm"), Layout(tp=1), "trtllm", kv_dtype="fp4")  # fine
+    CostModel(model, g, Layout(tp=1), "trtllm", kv_dtype="int8")

@@ -18,7 +18,13 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
 from pdplan.perf.attn_sparse import topk_context
 from pdplan.perf.dp import EngineLimits, busiest_rank_shape
-from pdplan.perf.efficiency import Efficiency, canonical_engine, get_efficiency, matmul_scale
+from pdplan.perf.efficiency import (
+    Efficiency,
+    canonical_engine,
+    check_kv_cache_dtype,
+    get_efficiency,
+    matmul_scale,
+)
 from pdplan.perf.pp import pp_micro_shape
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
@@ -74,6 +80,7 @@ class CostModel(EngineLimits):
         self.kv_dtype = kv_dtype
         if engine == "trtllm" and gpu.vendor != "NVIDIA":
             raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu.name} is {gpu.vendor}")
+        check_kv_cache_dtype(engine, kv_dtype, bool(gpu.fp4_tflops))
         self.eff = eff or get_efficiency(engine, gpu.name, gpu.hbm_gib)
         domain = scaleup_domain or gpu.scaleup_domain
         self._links = lc.Links.for_gpu(gpu, self.eff, domain)

@@ -18,6 +18,7 @@ __all__ = [
     "FIT_MATMUL_ETA",
     "Efficiency",
     "canonical_engine",
+    "check_kv_cache_dtype",
     "get_efficiency",
     "matmul_scale",
 ]
@@ -152,3 +153,29 @@ def matmul_scale(matmul_eta: float | None) -> float:
     GPUs' share, so a GPU that reaches more (A100 0.87) is not credited past them; 1 when
     unmeasured."""
     return 1.0 if matmul_eta is None else min(1.0, matmul_eta / FIT_MATMUL_ETA)
+
+
+# KV-cache element types each engine can store (beyond BF16 / FP16): vLLM --kv-cache-dtype
+# auto | bfloat16 | fp8 | fp8_e4m3 | fp8_e5m2 (vllm/config/cache.py CacheDType); SGLang
+# auto | bf16 | fp8_e5m2 | fp8_e4m3 | fp4_e2m1 (server_args.py, FP4 on Blackwell); TensorRT-LLM
+# KvCacheConfig dtype fp8 | int8 | nvfp4 (QuantAlgo: FP8, INT8 and NVFP4 KV cache).
+_KV_CACHE_DTYPES = {
+    "vllm": ("bf16", "fp16", "fp8"),
+    "sglang": ("bf16", "fp16", "fp8", "fp4"),
+    "trtllm": ("bf16", "fp16", "fp8", "int8", "fp4"),
+}
+
+
+def check_kv_cache_dtype(engine: str, kv_dtype: str, gpu_has_fp4: bool) -> None:
+    """Refuse a KV-cache dtype the engine cannot store, or FP4 KV on a GPU without FP4."""
+    key = kv_dtype.strip().lower().replace("nvfp4", "fp4").replace("mxfp4", "fp4")
+    key = {"bfloat16": "bf16", "float16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}.get(
+        key, key
+    )
+    allowed = _KV_CACHE_DTYPES.get(canonical_engine(engine))
+    if allowed is not None and key not in allowed:
+        raise ConfigError(
+            f"{engine} cannot store a {kv_dtype} KV cache (it takes {', '.join(allowed)})"
+        )
+    if key == "fp4" and not gpu_has_fp4:
+        raise ConfigError("an FP4 KV cache needs a GPU with FP4 tensor cores (Blackwell)")
