@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,9 @@ from rich.table import Table
 
 __all__ = ["console", "context_warning", "emit", "kv_table", "to_jsonable", "warn"]
 
-console = Console()
+# Piped or captured output has no terminal width (rich then assumes 80 columns and cuts
+# numbers in wide tables to '671.…'): print such output up to 160 columns wide.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, soft_wrap=True)
 
 
