@@ -36,6 +36,15 @@ _LAZY = {
     "simulate_closed_loop": "pdplan.sim",
     "SimConfig": "pdplan.sim",
     "InstanceSpec": "pdplan.sim",
+    "Arrivals": "pdplan.sim",
+    # result types the entry points above return
+    "Estimate": "pdplan.perf.estimate",
+    "KVTransfer": "pdplan.perf.kv_transfer",
+    "MemoryPlan": "pdplan.perf.memory",
+    "LayoutCheck": "pdplan.parallel.checks",
+    "RatioResult": "pdplan.plan.ratio",
+    "ModelRatio": "pdplan.plan.ratio",
+    "SimResult": "pdplan.sim.metrics",
 }
 
 __all__ = [
