@@ -160,13 +160,13 @@ def test_unknown_quantization_is_config_error() -> None:
 
 
 def test_missing_fields_named_in_one_error() -> None:
-    d = {k: v for k, v in LLAMA_8B.items() if k not in ("num_key_value_heads", "intermediate_size")}
+    d = {k: v for k, v in LLAMA_8B.items() if k not in ("vocab_size", "intermediate_size")}
     d["architectures"] = ["FooForCausalLM"]
     with pytest.raises(ConfigError) as e:
         model_from_hf_config(d)
     assert str(e.value) == (
         "config.json: cannot read architecture FooForCausalLM: "
-        "missing num_key_value_heads, intermediate_size"
+        "missing intermediate_size, vocab_size"
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pdplan.catalog.hf_quant import weight_dtype_from_config
+from pdplan.catalog.hf_validate import check_config_numbers
 from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
 from pdplan.errors import ConfigError, InputError
 
@@ -229,7 +230,8 @@ def _build(
     mla, moe = _mla(r), _moe(r, n_layers)
     kinds = _layer_types(r, n_layers)
     lin = _linear(r, kinds)
-    kv_heads = heads if mla else int(r.req("num_key_value_heads", "num_kv_heads"))
+    # none given: multi-head attention (transformers LlamaConfig: "if num_key_value_heads is None")
+    kv_heads = heads if mla else int(r.opt("num_key_value_heads", "num_kv_heads", default=heads))
     head_dim = mla.qk_head_dim if mla else int(r.opt("head_dim", default=h // max(heads, 1)))
     all_moe = moe is not None and moe.first_dense_layers == 0 and moe.moe_layer_ids is None
     inter = r.opt("intermediate_size", default=0) if all_moe else r.req("intermediate_size")
@@ -271,8 +273,8 @@ def model_from_hf_config(
 ) -> ModelSpec:
     """A ModelSpec from a config.json path (file or directory) or an already-parsed dict.
 
-    Raises InputError for an unreadable / non-JSON file and ConfigError (naming the file, the
-    architecture and every missing field) for a config this reader cannot turn into a model.
+    Raises InputError for an unreadable / non-JSON file or impossible numbers (hf_validate.py),
+    ConfigError (naming the file, architecture and every missing field) for one it cannot read.
     """
     side: dict[str, Any] | None = None
     if isinstance(path_or_dict, Mapping):
@@ -286,6 +288,7 @@ def model_from_hf_config(
     archs = d.get("architectures") or [d.get("model_type") or "unknown"]
     arch = str(archs[0]) if isinstance(archs, list) and archs else str(archs)
     t = _text_config(d)
+    check_config_numbers(t, where)  # InputError: negative widths, KV heads that do not divide
     r = _Reader(t, where, arch)
     quant = t.get("quantization_config") or side
     from pdplan.catalog.hf_families import FAMILY_READERS  # its readers import _Reader

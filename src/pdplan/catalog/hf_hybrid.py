@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from pdplan.catalog.hf_common import common_fields
+from pdplan.catalog.hf_validate import whole_number_problem
 from pdplan.catalog.model_spec import CompressedAttnSpec, LinearAttnSpec, ModelSpec, MoESpec
+from pdplan.errors import InputError
 
 __all__ = ["read_deepseek_v4", "read_llama4", "read_nemotron_h"]
 
@@ -144,6 +146,11 @@ def _v4_kinds(r: Any, n: int) -> tuple[tuple[str, ...], int]:
     ratios = r.opt("compress_ratios")
     if not isinstance(ratios, list) or len(ratios) < n:
         raise r.fail(f"compress_ratios must list a ratio for each of the {n} layers")
+    bad = [x for x in ratios[:n] if whole_number_problem("compress_ratios", x, minimum=0)]
+    if bad:
+        raise InputError(
+            f"compress_ratios must be whole numbers >= 0, got {bad[0]!r}", path=r.where
+        )
     ratios = [int(x) for x in ratios[:n]]
     heavy = sorted({x for x in ratios if x not in (0, 4)})
     if len(heavy) > 1:

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 from pdplan.catalog.hf_common import common_fields
 from pdplan.catalog.hf_config import _mla
 from pdplan.catalog.hf_quant import weight_dtype_from_config
+from pdplan.catalog.hf_validate import whole_number_problem
 from pdplan.catalog.model_spec import LinearAttnSpec, ModelSpec, MoESpec
+from pdplan.errors import InputError
 
 if TYPE_CHECKING:
     from pdplan.catalog.hf_config import _Reader
@@ -166,7 +168,9 @@ def _decilm_attn(
     if a.get("replace_with_linear"):
         return "linear", 0, None
     group = a.get("n_heads_in_group")
-    if not group or heads % int(group):
+    if p := whole_number_problem(f"block_configs[{i}].attention.n_heads_in_group", group):
+        raise InputError(p, path=r.where)
+    if heads % int(group):
         raise r.fail(f"block_configs[{i}].attention: n_heads_in_group {group} must divide {heads}")
     window = int(a["window_length"]) if a.get("window_length") else None
     # GQA: num_key_value_heads = num_attention_heads // n_heads_in_group (DeciLMAttention)
@@ -181,10 +185,17 @@ def _decilm_ffn(r: _Reader, i: int, f: Mapping[str, Any], h: int) -> tuple[str, 
     if f.get("replace_with_linear"):
         return "dense", h / 3
     if f.get("intermediate_size"):
+        if p := whole_number_problem(
+            f"block_configs[{i}].ffn.intermediate_size", f["intermediate_size"]
+        ):
+            raise InputError(p, path=r.where)
         return "dense", float(f["intermediate_size"])
-    if f.get("ffn_mult") is None:
+    mult = f.get("ffn_mult")
+    if mult is None:
         raise r.fail(f"block_configs[{i}].ffn needs ffn_mult")
-    return "dense", float(decilm_ffn_width(float(f["ffn_mult"]), h))
+    if isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+        raise InputError(f"block_configs[{i}].ffn.ffn_mult must be > 0, got {mult!r}", path=r.where)
+    return "dense", float(decilm_ffn_width(float(mult), h))
 
 
 def _decilm_blocks(r: _Reader, n: int) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:

@@ -92,10 +92,15 @@ class KVCacheMixin:
                 else tokens
             )
             total += e * n
-        if self.csa is not None:  # each compressed layer also keeps its raw window
-            w = min(tokens, self.csa.window) * self.csa.head_dim * dtype_bytes(dtype)
-            total += w * sum(1 for k in self.layer_types if k in ("csa", "hca"))
-        return total + self.linear_state_bytes()
+        return total + self.csa_window_bytes(tokens, dtype) + self.linear_state_bytes()
+
+    def csa_window_bytes(self, tokens: int, dtype: str = "bf16") -> float:
+        """Raw K=V entries (head_dim each) DeepSeek-V4's compressed ("csa"/"hca") layers keep for
+        the newest min(tokens, window) tokens of one sequence, B; 0 for other models."""
+        if self.csa is None:
+            return 0.0
+        w = min(tokens, self.csa.window) * self.csa.head_dim * dtype_bytes(dtype)
+        return w * sum(1 for k in self.layer_types if k in ("csa", "hca"))
 
     def linear_state_bytes(self) -> float:
         """Fixed recurrent state of one sequence over all linear-attention layers (fp32 state)."""

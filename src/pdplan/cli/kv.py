@@ -69,11 +69,13 @@ def _check_layouts(spec: Any, gpu: Any, *layouts: str | None) -> None:
 
 
 def _render(c: Console, kv: Any, seed: Any) -> None:
+    plus = " = tokens x KV per token + fixed state" if kv.state_bytes else ""
     rows = [
         ("model", f"{kv.model} ({kv.tokens} tokens, KV {kv.kv_dtype}, sent as {kv.transit_dtype})"),
         ("KV per token", f"{kv.bytes_per_token:,.0f} B ({kv.bytes_per_token_layer:,.0f} B per "
                          "full-attention layer)"),
-        ("KV of the prompt", f"{kv.total_bytes:,.0f} B = {kv.total_bytes / 1e9:.2f} GB"),
+        *_state_rows(kv),
+        ("KV of the prompt", f"{kv.total_bytes:,.0f} B = {kv.total_bytes / 1e9:.2f} GB{plus}"),
         ("links", f"{kv.senders} sender(s) -> {kv.receivers} receiver(s), "
                   f"{kv.shard_bytes / 1e6:,.1f} MB per sender"),
         ("path", f"{kv.path} {kv.link_gbps:g} Gb/s x {kv.efficiency:g} efficiency "
@@ -89,6 +91,14 @@ def _render(c: Console, kv: Any, seed: Any) -> None:
             f"200 Gb/s; the real shape gives {seed.bytes:,.0f} B "
             f"({seed.factor:.1f}x) and {seed.ms:.1f} ms at line rate"
         )
+
+
+def _state_rows(kv: Any) -> list[tuple[str, str]]:
+    """The fixed recurrent / SSM state of hybrid models, apart from the per-token KV."""
+    if not kv.state_bytes:
+        return []
+    return [("fixed state", f"{kv.state_bytes:,.0f} B per sequence (linear-attention / SSM "
+                            "layers), whatever the prompt length")]  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

@@ -51,9 +51,15 @@ class KVTransfer:
     kv_dtype: str
     transit_dtype: str
     path: str
-    total_bytes: float  # whole prompt, all layers, at the transit dtype
-    bytes_per_token: float  # total / tokens
-    bytes_per_token_layer: float  # one full-attention layer, one token
+    total_bytes: float  # whole prompt, all layers: tokens x bytes_per_token + state_bytes, B
+    # KV that grows with the prompt, averaged over its tokens (window-capped layers included):
+    # (total - state) / tokens, B; equals ModelSpec.kv_bytes_per_token (`pdplan models`) for a
+    # prompt within every window
+    bytes_per_token: float
+    bytes_per_token_layer: float  # one full-attention layer, one token, B
+    # fixed recurrent / SSM state of the sequence (linear-attention and Mamba layers), B: sent
+    # once whatever the prompt length, in its own dtype (ModelSpec.linear_state_bytes)
+    state_bytes: float
     senders: int  # prefill GPUs sending in parallel, each over its own link
     receivers: int  # decode GPUs receiving in parallel
     shard_bytes: float  # bytes one sending GPU sends
@@ -88,6 +94,20 @@ def _parallel_links(model: ModelSpec, lay: Layout | None) -> int:
     return heads * layers * lay.cp
 
 
+def _check_args(tokens: int, path: str, kv_dtype: str, efficiency: float | None) -> float:
+    """Refuse an empty prompt, an unknown path or dtype and an efficiency outside (0, 1];
+    return the efficiency to use."""
+    if tokens < 1:
+        raise ConfigError(f"--tokens={tokens}: need at least 1 token")
+    if path not in KV_PATHS:
+        raise ConfigError(f"unknown path {path!r}; use one of {', '.join(KV_PATHS)}")
+    dtype_bytes(kv_dtype)  # validates the name
+    eff = KV_PATHS[path]["efficiency"] if efficiency is None else efficiency
+    if not 0 < eff <= 1:
+        raise ConfigError(f"efficiency={eff} must be in (0, 1]")
+    return eff
+
+
 def kv_transfer(
     model: ModelSpec,
     tokens: int,
@@ -103,42 +123,33 @@ def kv_transfer(
     decode_layout: Layout | None = None,
 ) -> KVTransfer:
     """Bytes and time to ship a `tokens`-token prompt's KV cache from prefill to decode."""
-    if tokens < 1:
-        raise ConfigError(f"--tokens={tokens}: need at least 1 token")
-    if path not in KV_PATHS:
-        raise ConfigError(f"unknown path {path!r}; use one of {', '.join(KV_PATHS)}")
+    eff = _check_args(tokens, path, kv_dtype, efficiency)
     transit = transit_dtype or kv_dtype
-    dtype_bytes(kv_dtype)  # validates the name
     total = model.kv_bytes(tokens, transit)  # window-capped + linear state, from the shape
-    per_layer = model.kv_layer_bytes("full", transit)
-    eff = KV_PATHS[path]["efficiency"] if efficiency is None else efficiency
-    if not 0 < eff <= 1:
-        raise ConfigError(f"efficiency={eff} must be in (0, 1]")
+    state = model.linear_state_bytes()  # fixed per sequence, not per token
     lat = KV_PATHS[path]["latency_s"] if latency_s is None else latency_s
     gbps = _link_gbps(path, gpu, link_gbps)
     senders = _parallel_links(model, prefill_layout)
     receivers = _parallel_links(model, decode_layout)
-    shard = total / senders
-    bottleneck = max(shard, total / receivers)
-    time_s = lat + bottleneck / (gbps * 1e9 / 8 * eff)  # bytes / (Gb/s * 1e9 / 8 bits * eta)
-    notes = _notes(model, transit, kv_dtype, senders, receivers)
+    bottleneck = max(total / senders, total / receivers)
     return KVTransfer(
-        model.name,
-        tokens,
-        kv_dtype,
-        transit,
-        path,
-        total,
-        total / tokens,
-        per_layer,
-        senders,
-        receivers,
-        shard,
-        gbps,
-        eff,
-        lat,
-        time_s,
-        notes,
+        model=model.name,
+        tokens=tokens,
+        kv_dtype=kv_dtype,
+        transit_dtype=transit,
+        path=path,
+        total_bytes=total,
+        bytes_per_token=(total - state) / tokens,
+        bytes_per_token_layer=model.kv_layer_bytes("full", transit),
+        state_bytes=state,
+        senders=senders,
+        receivers=receivers,
+        shard_bytes=total / senders,
+        link_gbps=gbps,
+        efficiency=eff,
+        latency_s=lat,
+        time_s=lat + bottleneck / (gbps * 1e9 / 8 * eff),  # B / (Gb/s * 1e9 / 8 bit * eta)
+        notes=_notes(model, transit, kv_dtype, senders, receivers) + _size_notes(model, transit),
     )
 
 
@@ -156,8 +167,31 @@ def _notes(
         out.append("MLA latent is the same on every TP rank: one rank per stage sends it")
     if senders != receivers:
         out.append(f"{senders} sending vs {receivers} receiving links: the fewer set the time")
+    return tuple(out)
+
+
+def _size_notes(model: ModelSpec, transit: str) -> tuple[str, ...]:
+    """What in the prompt's bytes does not grow one token's worth per token: window caps and
+    the fixed recurrent state (so KV per token means what `pdplan models` means by it)."""
+    out = []
     if model.sliding_window and "sliding" in model.layer_types:
         out.append(f"sliding-window layers hold at most {model.sliding_window} tokens")
+    if model.csa is not None:  # DeepSeek-V4: raw K=V of the newest `window` tokens per layer
+        w = model.csa.window
+        out.append(
+            f"compressed (csa/hca) layers also keep their newest {w} tokens uncompressed: "
+            f"{model.csa_window_bytes(1, transit):,.0f} B per token for those, at most "
+            f"{model.csa_window_bytes(w, transit):,.0f} B per sequence (in KV per token here, "
+            f"not in the long-context KV per token of `pdplan models`)"
+        )
+    state = model.linear_state_bytes()
+    if state:
+        n = model.count_layers("linear")
+        out.append(
+            f"{n} linear-attention / SSM layers keep a fixed {state:,.0f} B recurrent state per "
+            f"sequence whatever its length (in its own dtype, not re-typed in transit): sent "
+            f"once, in the prompt's total, not in KV per token"
+        )
     return tuple(out)
 
 
