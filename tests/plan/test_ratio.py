@@ -161,7 +161,11 @@ def test_qps_dependence_crossover() -> None:
     n = [(p.n_prefill, p.n_decode) for p in s.points]
     assert n == [(1, 1), (5, 2), (43, 13), (429, 129)]
     assert [p.within_tol for p in s.points] == [False, False, True, True]
-    assert s.crossover_qps == 100
+    # exact over every whole-instance step, not the first swept rate from which all swept
+    # points are within (100 before: that asserted defect M1). At 17/a = 39.67 QPS 17
+    # prefill : 6 decode instances give 34/24 = 1.417, 15% under 5/3; just above it 18 : 6
+    # give 1.5 (exactly 10% under, within) and no later step leaves 10%
+    assert s.crossover_qps == pytest.approx(17 * 0.7 / 0.3)
     assert s.bound_qps == pytest.approx(70.0)  # max(1/(a*0.1), 0.9/(d*0.1))
     # at 0.5 QPS: b = 0.5*600*(0.01+1e-4*b) -> ~3.09 sequences, not 200
     assert s.points[0].decode_batch == pytest.approx(3.09, rel=1e-2)

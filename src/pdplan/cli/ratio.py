@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import emit, kv_table
+from pdplan.cli._common import context_warning, emit, kv_table
 from pdplan.errors import ConfigError
 
 __all__ = ["register"]
@@ -19,16 +19,6 @@ __all__ = ["register"]
 # Quick-start defaults: the seed's example A workload on the README's job.
 DEFAULT_MODEL, DEFAULT_GPU, DEFAULT_LAYOUT = "llama-3.1-70b", "h100-sxm", "tp4"
 SEED_ISL, SEED_OSL, SEED_P, SEED_D = 4000.0, 500.0, 8000.0, 2000.0  # seed s6, example A
-
-
-def _lengths(lengths: Path | None, isl_dist: str | None) -> Any:
-    from pdplan.plan.ratio_lengths import parse_length_list, read_lengths
-
-    if lengths is not None and isl_dist is not None:
-        raise ConfigError("give --lengths FILE or --isl-dist LIST, not both")
-    if lengths is not None:
-        return read_lengths(lengths)
-    return parse_length_list(isl_dist) if isl_dist else None
 
 
 def _rates(text: str | None) -> list[float] | None:
@@ -48,48 +38,88 @@ def _numbers_mode(
     r = ratio_from_numbers(isl, osl, p, d, rho, qps)
     data = asdict(r)
     data["mode"] = "numbers"
+    data["feasible"] = True  # given numbers: D is taken to meet the TPOT
     data["notes"] = ([note] if note else []) + list(r.notes)
     return data
 
 
-def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
-    from pdplan.catalog.gpus import get_gpu
-    from pdplan.catalog.models import get_model
+def _instances(opts: dict[str, Any], spec: Any, gpu: Any, picked: list[str]) -> tuple:
+    """(prefill layout, decode layout, their cost models, decode KV capacity in tokens)."""
     from pdplan.parallel import Layout, require_valid
     from pdplan.perf.costmodel import CostModel
     from pdplan.perf.memory import plan_memory
-    from pdplan.plan.ratio import ratio_from_model
-    from pdplan.plan.ratio_qps import qps_dependence
 
-    spec, gpu = get_model(opts["model"]), get_gpu(opts["gpu"])
-    kvd, picked = opts["kv_dtype"], []
+    kvd = opts["kv_dtype"]
     lp, ld = (
         Layout.parse(opts[k]) if opts[k] else _fitting_layout(spec, gpu, kvd, picked)
         for k in ("prefill_layout", "decode_layout")
     )
     for lay in (lp, ld):
         require_valid(spec, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node)
-    eng = opts["engine"]
-    cm_p = CostModel(spec, gpu, lp, engine=eng, kv_dtype=kvd)
-    cm_d = CostModel(spec, gpu, ld, engine=eng, kv_dtype=kvd)
-    kv_cap = plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
+    cm_p, cm_d = (CostModel(spec, gpu, x, engine=opts["engine"], kv_dtype=kvd) for x in (lp, ld))
+    return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
+
+
+def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
+    from pdplan.catalog.gpus import get_gpu
+    from pdplan.catalog.models import get_model
+    from pdplan.perf.prefill_rate import loaded_prefill_fn
+    from pdplan.plan.ratio import infeasible_note, ratio_from_model
+    from pdplan.plan.ratio_qps import qps_dependence
+
+    spec, gpu, picked = get_model(opts["model"]), get_gpu(opts["gpu"]), []
+    _context_check(spec, opts["isl"], opts["osl"], lens)
+    lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked)
+    loaded = loaded_prefill_fn(cm_p)  # P at load: prompts packed to the token budget (H4/H5)
     res = ratio_from_model(
-        cm_p.prefill_request_s, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
+        lambda n: loaded(n).per_prompt_s, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
         tpot=opts["tpot"], kv_capacity_tokens=kv_cap, prefill_gpus=lp.gpus,
         decode_gpus=ld.gpus, rho=opts["rho"], qps=opts["qps"], max_batch=cm_d.max_running,
         isl_lengths=None if lens is None else lens.lengths,
         isl_counts=None if lens is None else lens.counts,
+        prefill_alone_fn=lambda n: loaded(n).alone_s,
     )  # fmt: skip
     sweep = qps_dependence(
         res.prefill_s, cm_d.decode_step, osl=opts["osl"], ctx_per_seq=res.ctx_per_seq,
         full_batch=res.decode_batch, prefill_gpus=lp.gpus, decode_gpus=ld.gpus,
-        rho=opts["rho"], rates=opts["rates"],
+        rho=opts["rho"], rates=opts["rates"], prefill_alone_s=res.prefill_alone_s,
     )  # fmt: skip
-    head = {"mode": "model", "model": spec.name, "gpu": gpu.name, "engine": eng,
+    head = {"mode": "model", "model": spec.name, "gpu": gpu.name, "engine": opts["engine"],
             "prefill_layout": str(lp), "decode_layout": str(ld)}  # fmt: skip
     out = {**head, **_model_data(res, sweep, lp.gpus, ld.gpus, kv_cap, opts["tpot"])}
-    out["notes"] = picked[:1] + out["notes"]
+    notes = out["notes"]
+    pack = _packing_note(res, loaded(round(res.gpu.isl)), cm_p)
+    notes.insert(notes.index(res.notes[0]) + 1, pack)
+    bad = infeasible_note(res, f"{gpu.name} with decode {ld}")
+    out["notes"] = ([bad] if bad else []) + picked[:1] + notes  # infeasible: the first line
     return out
+
+
+def _packing_note(res: Any, lp: Any, cm: Any) -> str:
+    """Why P is a loaded instance's (H4/H5): prompts packed to the budget, pp batches in flight."""
+    pp = cm.layout.pp
+    flight = f"; {pp} such batches in flight, one per pipeline stage" if pp > 1 else ""
+    mean = "E[p(I)] = " if res.lengths is not None else ""
+    return (
+        f"P at load: a busy {cm.layout} prefill instance packs waiting prompts into each "
+        f"{cm.step_token_budget}-token batch (the engine's token budget: {lp.per_batch} of "
+        f"{lp.isl} tokens{flight}), sharing each step's weights read: {mean}"
+        f"{res.prefill_s * 1e3:.1f} ms of instance time per prompt vs "
+        f"{res.prefill_alone_s * 1e3:.1f} ms for a prompt prefilled alone"
+    )
+
+
+def _context_check(spec: Any, isl: float, osl: float, lens: Any) -> None:
+    """context_warning for the request (ISL + OSL), or for every length of a distribution."""
+    if lens is None:
+        context_warning(spec, int(isl + osl), "a request")
+        return
+    limit = int(getattr(spec, "max_position_embeddings", 0) or 0)
+    over = lens.lengths + osl > limit if limit else lens.lengths < 0
+    if over.any():
+        n = round(float(over.sum() if lens.counts is None else lens.counts[over].sum()))
+        tokens = int(lens.lengths.max() + osl)
+        context_warning(spec, tokens, "requests" if n > 1 else "a request", max(n, 1))
 
 
 def _fitting_layout(spec: Any, gpu: Any, kv_dtype: str, picked: list[str]) -> Any:
@@ -126,6 +156,7 @@ def _model_data(res: Any, sweep: Any, gp: int, gd: int, kv_cap: int, tpot: float
             "prefill_s", "decode_batch", "decode_step_s", "decode_limit")  # fmt: skip
     out = {**g, **{k: getattr(res, k) for k in keep}}
     out.update(
+        feasible=res.feasible,
         tpot_s=tpot,
         kv_capacity_tokens=kv_cap,
         lengths=None if res.lengths is None else asdict(res.lengths),
@@ -160,10 +191,12 @@ def _summary_rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def _render(data: dict[str, Any]) -> Any:
     def render(c: Console) -> None:
+        if not data["feasible"]:  # the infeasible note leads, before the table
+            c.print(data["notes"][0], style="bold red", markup=False)
         c.print(kv_table("xPyD ratio", _summary_rows(data)))
         if data.get("qps_sweep"):
             c.print(_sweep_table(data["qps_sweep"]))
-        for n in data["notes"]:
+        for n in data["notes"][0 if data["feasible"] else 1 :]:
             c.print(f"- {n}", markup=False)
 
     return render
@@ -171,26 +204,13 @@ def _render(data: dict[str, Any]) -> Any:
 
 def _sweep_table(sweep: dict[str, Any]) -> Table:
     t = Table(title=f"QPS dependence (asymptotic GPU ratio {sweep['asymptotic_ratio']:.3f})")
-    for col in (
-        "QPS",
-        "prefill inst",
-        "decode inst",
-        "GPU ratio",
-        "decode batch",
-        "D tok/s/GPU",
-        f"within {sweep['tolerance']:.0%}",
-    ):
+    for col in ("QPS", "prefill inst", "decode inst", "GPU ratio", "decode batch", "D tok/s/GPU",
+                f"within {sweep['tolerance']:.0%}"):  # fmt: skip
         t.add_column(col, justify="right")
     for p in sweep["points"]:
-        t.add_row(
-            f"{p['qps']:g}",
-            str(p["n_prefill"]),
-            str(p["n_decode"]),
-            f"{p['ratio']:.3f}",
-            f"{p['decode_batch']:.1f}",
-            f"{p['decode_tps_per_gpu']:,.0f}",
-            "yes" if p["within_tol"] else "no",
-        )
+        t.add_row(f"{p['qps']:g}", str(p["n_prefill"]), str(p["n_decode"]), f"{p['ratio']:.3f}",
+                  f"{p['decode_batch']:.1f}", f"{p['decode_tps_per_gpu']:,.0f}",
+                  "yes" if p["within_tol"] else "no")  # fmt: skip
     return t
 
 
@@ -222,9 +242,11 @@ def ratio_cmd(
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
     if not tpot > 0:
         raise ConfigError(f"--tpot={tpot} must be a positive number of seconds")
-    lens = _lengths(lengths, isl_dist)
+    from pdplan.plan.ratio_lengths import lengths_option
+
+    lens = lengths_option(lengths, isl_dist, isl)
     if lens is not None:
-        isl = lens.mean if isl is None else isl
+        isl = lens.mean
         osl = osl if osl is not None else lens.output_mean
     if (prefill_tps is None) != (decode_tps is None):
         raise ConfigError(
@@ -235,7 +257,7 @@ def ratio_cmd(
             raise ConfigError("give --prefill-tps/--decode-tps or --model/--gpu, not both")
         if isl is None or osl is None:
             raise ConfigError("--prefill-tps/--decode-tps need --isl and --osl (or --lengths)")
-        data = _numbers_mode(isl, osl, prefill_tps, decode_tps, rho, qps, None)
+        data = _numbers_mode(isl, osl, prefill_tps, decode_tps, rho, qps, _reading(lens))
         emit(data, as_json, _render(data))
         return
     opts = {
@@ -257,7 +279,14 @@ def ratio_cmd(
         data = _numbers_mode(opts["isl"], opts["osl"], SEED_P, SEED_D, rho, qps, note)
     else:
         data = _model_mode(opts, lens)
+    if _reading(lens):
+        data["notes"].insert(0 if data["feasible"] else 1, _reading(lens))
     emit(data, as_json, _render(data))
+
+
+def _reading(lens: Any) -> str | None:
+    """How a --lengths / --isl-dist input was read (histogram, list, trace), for the notes."""
+    return None if lens is None else lens.reading or None
 
 
 def register(app: typer.Typer) -> None:

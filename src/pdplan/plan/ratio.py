@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pdplan.errors import ConfigError
+from pdplan.plan.ratio_lengths import LengthEffect, prefill_by_distribution
 
 __all__ = [
     "DEFAULT_RHO",
@@ -20,6 +21,7 @@ __all__ = [
     "ModelRatio",
     "RatioResult",
     "decode_point",
+    "infeasible_note",
     "prefill_by_distribution",
     "ratio_from_model",
     "ratio_from_numbers",
@@ -28,7 +30,10 @@ __all__ = [
 
 DEFAULT_RHO = 0.7  # seed s6: target utilisation <= 0.7 leaves burst headroom
 
-PrefillFn = Callable[[int], float]  # prompt length -> seconds on one prefill instance
+# prompt length -> instance-seconds per prompt on one prefill instance. pdplan ratio passes
+# the loaded cost (perf.prefill_rate.loaded_prefill: prompts packed up to the token budget,
+# pp batches in flight), which is what a busy pool's size follows.
+PrefillFn = Callable[[int], float]
 DecodeFn = Callable[[int, float], float]  # (batch, mean context per seq) -> seconds per step
 
 
@@ -121,54 +126,6 @@ def ratio_from_numbers(
     )
 
 
-@dataclass(frozen=True)
-class LengthEffect:
-    """Jensen: the mean per-request prefill time vs the time of the mean length."""
-
-    requests: float
-    mean_len: float
-    mean_time: float  # E[p(I)], seconds
-    time_of_mean: float  # p(E[I]), seconds
-    error_pct: float  # (p(E[I]) - E[p(I)]) / E[p(I)] * 100; negative = one number under-estimates
-
-
-def _bucket(lengths: np.ndarray, counts: np.ndarray, max_points: int) -> tuple[np.ndarray, ...]:
-    """Unique lengths with weights; more than max_points are merged into log-spaced bins
-    evaluated at each bin's count-weighted mean length (p is smooth, so the error is small)."""
-    uniq, inv = np.unique(lengths, return_inverse=True)
-    w = np.bincount(inv, weights=counts)
-    if len(uniq) <= max_points:
-        return uniq.astype(float), w
-    edges = np.geomspace(uniq[0], uniq[-1] + 1, max_points + 1)
-    idx = np.clip(np.searchsorted(edges, uniq, side="right") - 1, 0, max_points - 1)
-    wb = np.bincount(idx, weights=w, minlength=max_points)
-    lb = np.bincount(idx, weights=w * uniq, minlength=max_points)
-    keep = wb > 0
-    return lb[keep] / wb[keep], wb[keep]
-
-
-def prefill_by_distribution(
-    prefill_time_fn: PrefillFn,
-    lengths: np.ndarray | list[int],
-    counts: np.ndarray | list[float] | None = None,
-    max_points: int = 400,
-) -> LengthEffect:
-    """E[p(I)] over a list of lengths (or histogram bins with counts) vs p(E[I])."""
-    ln = np.asarray(lengths, dtype=np.int64)
-    ct = np.ones(len(ln)) if counts is None else np.asarray(counts, dtype=float)
-    if len(ln) == 0 or len(ct) != len(ln):
-        raise ConfigError(f"length distribution: {len(ln)} lengths, {len(ct)} counts")
-    if (ln < 1).any() or (ct < 0).any() or ct.sum() <= 0:
-        raise ConfigError("length distribution: lengths must be >= 1 and counts >= 0, not all 0")
-    pts, w = _bucket(ln, ct, max_points)
-    times = np.array([prefill_time_fn(max(1, round(x))) for x in pts])
-    total = float(w.sum())
-    mean_len = float((pts * w).sum() / total)
-    e_p = float((times * w).sum() / total)
-    p_e = float(prefill_time_fn(max(1, round(mean_len))))
-    return LengthEffect(total, mean_len, e_p, p_e, (p_e - e_p) / e_p * 100.0)
-
-
 def decode_point(
     decode_step_fn: DecodeFn,
     tpot: float,
@@ -200,7 +157,7 @@ class ModelRatio:
     """The ratio with P and D from a step model, in GPUs and in whole instances."""
 
     gpu: RatioResult  # per-GPU P, D and the GPU ratio (prefill/decode GPU-seconds)
-    prefill_s: float  # E[p(I)]: mean seconds to prefill one request on one prefill instance
+    prefill_s: float  # E[p(I)]: instance-seconds per request on one prefill instance
     decode_batch: int  # largest batch meeting TPOT within KV capacity
     decode_step_s: float  # step time at that batch
     decode_limit: str  # what capped the batch: tpot, kv, max-batch, tpot-infeasible
@@ -213,6 +170,42 @@ class ModelRatio:
     n_decode_instances: int | None = None
     lengths: LengthEffect | None = None
     notes: tuple[str, ...] = field(default=())
+    prefill_alone_s: float | None = None  # E[seconds] of a prompt prefilled on an idle instance
+    tpot_s: float = 0.0  # the TPOT target, seconds
+
+    @property
+    def feasible(self) -> bool:
+        """False when no decode batch, not even one sequence, meets the TPOT target."""
+        return self.decode_limit != "tpot-infeasible"
+
+
+def infeasible_note(res: ModelRatio, where: str = "this decode instance") -> str | None:
+    """The one-line statement that the TPOT SLO cannot be met on this decode instance."""
+    if res.feasible:
+        return None
+    step, tpot = res.decode_step_s, res.tpot_s
+    return (
+        f"infeasible: no decode batch meets TPOT {tpot * 1e3:.1f} ms on {where}; "
+        f"one sequence alone takes {step * 1e3:.1f} ms per token ({step / tpot:.1f}x the "
+        "target), so the plan below runs at batch 1 and misses the SLO: use a wider decode "
+        "layout, a faster GPU or a looser --tpot"
+    )
+
+
+def _prefill_seconds(
+    fn: PrefillFn,
+    alone_fn: PrefillFn | None,
+    isl: float,
+    lengths: np.ndarray | list[int] | None,
+    counts: np.ndarray | list[float] | None,
+) -> tuple[float, float, float | None, LengthEffect | None]:
+    """(mean isl, E[p(I)], E[p_alone(I)] or None, Jensen effect or None)."""
+    if lengths is None:
+        n = max(1, round(isl))
+        return isl, fn(n), None if alone_fn is None else alone_fn(n), None
+    eff = prefill_by_distribution(fn, lengths, counts)
+    alone = None if alone_fn is None else prefill_by_distribution(alone_fn, lengths, counts)
+    return eff.mean_len, eff.mean_time, None if alone is None else alone.mean_time, eff
 
 
 def ratio_from_model(
@@ -230,22 +223,20 @@ def ratio_from_model(
     isl_lengths: np.ndarray | list[int] | None = None,
     isl_counts: np.ndarray | list[float] | None = None,
     max_batch: int = 4096,
+    prefill_alone_fn: PrefillFn | None = None,
 ) -> ModelRatio:
-    """P from prefill seconds of a prompt (mean over the length distribution when given),
-    D at the largest batch meeting `tpot`; pools rounded to whole instances, each >= 1."""
+    """P from instance-seconds per prompt (mean over the length distribution when given),
+    D at the largest batch meeting `tpot`; pools rounded to whole instances, each >= 1.
+    `prefill_alone_fn` (a prompt on an idle instance) is only reported (prefill_alone_s)."""
     _positive(isl=isl, osl=osl, tpot=tpot, qps=qps)
-    lengths = None
-    if isl_lengths is not None:
-        lengths = prefill_by_distribution(prefill_time_fn, isl_lengths, isl_counts)
-        isl, pre_s = lengths.mean_len, lengths.mean_time
-    else:
-        pre_s = prefill_time_fn(max(1, round(isl)))
+    pre = _prefill_seconds(prefill_time_fn, prefill_alone_fn, isl, isl_lengths, isl_counts)
+    isl, pre_s, alone_s, lengths = pre
     ctx = isl + osl / 2.0  # mean context over a sequence's decode life (KV grows isl -> isl+osl)
     b, step, limit = decode_point(decode_step_fn, tpot, ctx, kv_capacity_tokens, max_batch)
     p_tps = isl / (pre_s * prefill_gpus)  # tokens/s per GPU
     d_tps = b / (step * decode_gpus)  # one token per sequence per step
     g = ratio_from_numbers(isl, osl, p_tps, d_tps, rho, qps)
-    inst = (pre_s) / (osl * step / b)  # instance-seconds per request, prefill vs decode
+    inst = pre_s / (osl * step / b)  # instance-seconds per request, prefill vs decode
     n_p = n_d = None
     if qps is not None:
         n_p = max(1, math.ceil(qps * pre_s / rho - 1e-9))
@@ -256,21 +247,9 @@ def ratio_from_model(
                      f"{n_p * prefill_gpus}, {n_d} decode x {decode_gpus} GPUs = "
                      f"{n_d * decode_gpus}")  # fmt: skip
     return ModelRatio(
-        g,
-        pre_s,
-        b,
-        step,
-        limit,
-        ctx,
-        prefill_gpus,
-        decode_gpus,
-        inst,
-        small_ratio(inst, 1.0),
-        n_p,
-        n_d,
-        lengths,
-        tuple(notes),
-    )
+        g, pre_s, b, step, limit, ctx, prefill_gpus, decode_gpus, inst, small_ratio(inst, 1.0),
+        n_p, n_d, lengths, tuple(notes), alone_s, tpot,
+    )  # fmt: skip
 
 
 def _model_notes(
