@@ -173,12 +173,15 @@ def test_presets_equal_reader_output() -> None:
     if not (REF / "hf_configs").is_dir():
         pytest.skip("shared hf_configs not present")
     from tests.catalog.make_model_presets import EXTRA_CONFIGS
+    from tests.catalog.test_catalog_popular_presets import GEMMA, POPULAR_CONFIGS, gemma_config
 
+    extra = {**EXTRA_CONFIGS, **POPULAR_CONFIGS}  # configs not in ../shared, kept in tests
+    extra.update({k: (get_model(k).hf_id, gemma_config(k)) for k in GEMMA})
     for key in list_models():
         m = get_model(key)
         stem = m.source.removesuffix(" config.json").replace("/", "--", 1)
-        if key in EXTRA_CONFIGS:  # configs not in ../shared: kept in the generator
-            fresh = model_from_hf_config(EXTRA_CONFIGS[key][1])
+        if key in extra:
+            fresh = model_from_hf_config(extra[key][1], hf_id=extra[key][0])
         else:
             fresh = model_from_hf_config(REF / "hf_configs" / f"{stem}_config.json")
         keep = {"name": m.name, "hf_id": m.hf_id, "source": m.source}

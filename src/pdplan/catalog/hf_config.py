@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pdplan.catalog.hf_geom import gemma_defaults
 from pdplan.catalog.hf_quant import weight_dtype_from_config
 from pdplan.catalog.hf_validate import check_config_numbers
 from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
@@ -287,7 +288,7 @@ def model_from_hf_config(
         hf_id, side = hf_id or _hf_id_from_path(p), _side_quant(p)
     archs = d.get("architectures") or [d.get("model_type") or "unknown"]
     arch = str(archs[0]) if isinstance(archs, list) and archs else str(archs)
-    t = _text_config(d)
+    t = gemma_defaults(_text_config(d))  # transformers' defaults for keys Gemma 2 / 3 omit
     check_config_numbers(t, where)  # InputError: negative widths, KV heads that do not divide
     r = _Reader(t, where, arch)
     quant = t.get("quantization_config") or side

@@ -9,7 +9,37 @@ from typing import Any
 from pdplan.catalog.hf_common import common_fields, gqa_fields
 from pdplan.catalog.model_spec import AttnGeom, IndexSpec, ModelSpec, MoESpec
 
-__all__ = ["read_gemma4", "read_mimo_v2", "read_minimax_m3"]
+__all__ = ["gemma_defaults", "read_gemma4", "read_mimo_v2", "read_minimax_m3"]
+
+
+# What transformers' Gemma2Config / Gemma3TextConfig assume when a config.json leaves a key
+# out (the hub's Gemma 2 files carry no layer_types; Gemma 3 4B-27B omit vocab_size):
+# model_type -> (vocab_size, max_position_embeddings, sliding_window_pattern)
+_GEMMA_DEFAULTS = {"gemma2": (256_000, 8192, 2), "gemma3_text": (262_208, 131_072, 6)}
+
+
+def gemma_defaults(t: dict[str, Any]) -> dict[str, Any]:
+    """Fill a Gemma 2 / 3 text config's omitted keys as transformers does: tied embeddings,
+    its vocab and context, and layer_types from the window pattern (Gemma2Config: layer i
+    slides when i is even; Gemma3TextConfig: every sliding_window_pattern-th layer is
+    global, "sliding_attention" if (i + 1) % pattern else "full_attention")."""
+    mt = str(t.get("model_type") or "")
+    mt = "gemma3_text" if mt == "gemma3" else mt
+    if mt not in _GEMMA_DEFAULTS:
+        return t
+    vocab, ctx, pattern = _GEMMA_DEFAULTS[mt]
+    out = dict(t)
+    out.setdefault("tie_word_embeddings", True)
+    out.setdefault("vocab_size", vocab)
+    out.setdefault("max_position_embeddings", ctx)
+    out.setdefault("sliding_window", 4096)
+    every = int(out.get("sliding_window_pattern") or pattern)
+    n = out.get("num_hidden_layers")
+    if out.get("layer_types") is None and isinstance(n, int) and n > 0:
+        out["layer_types"] = [
+            "sliding_attention" if (i + 1) % every else "full_attention" for i in range(n)
+        ]
+    return out
 
 
 def _gemma_kinds(r: Any, n: int) -> tuple[str, ...]:

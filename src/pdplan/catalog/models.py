@@ -55,8 +55,6 @@ _ALIASES: dict[str, str] = {
     "gpt-oss": "gpt-oss-120b",
     # same architecture (identical config.json dimensions), different weights
     "llama-3.3-70b": "llama-3.1-70b",
-    "llama-3-70b": "llama-3.1-70b",
-    "llama-3-8b": "llama-3.1-8b",
     "deepseek-v3.1-terminus": "deepseek-v3.1",
     "deepseek-v3.2-exp": "deepseek-v3.2",
     "qwen3-coder-30b-a3b": "qwen3-30b-a3b",
@@ -75,6 +73,27 @@ _ALIASES: dict[str, str] = {
     # 256 experts top-8, 48 query / 8 KV heads of 128; MiniMaxAI model cards)
     "minimax-m2": "minimax-m2.5",
     "minimax-m2.1": "minimax-m2.5",
+    # Qwen2.5-Coder / QwQ: the Qwen2.5 shapes (model cards: same layers, heads and params;
+    # config.json context 32768, QwQ-32B's 40960 differs only in the context warning)
+    "qwen2.5-coder-7b": "qwen2.5-7b",
+    "qwen2.5-coder-14b": "qwen2.5-14b",
+    "qwen2.5-coder-32b": "qwen2.5-32b",
+    "qwq-32b": "qwen2.5-32b",
+    # DeepSeek-R1 distills of Qwen2.5-Math-7B / Qwen2.5-14B / -32B and Llama-3.1-8B / 3.3-70B
+    # (vocab 152064 / 128256, untied); their configs say 131072 context. The 1.5B distill
+    # unties its embeddings and has a preset of its own.
+    "deepseek-r1-distill-qwen-7b": "qwen2.5-7b",
+    "deepseek-r1-distill-qwen-14b": "qwen2.5-14b",
+    "deepseek-r1-distill-qwen-32b": "qwen2.5-32b",
+    "deepseek-r1-distill-llama-8b": "llama-3.1-8b",
+    "deepseek-r1-distill-llama-70b": "llama-3.1-70b",
+    "llama2-7b": "llama-2-7b",  # Splitwise / Sarathi spellings
+    "llama2-13b": "llama-2-13b",
+    "llama2-70b": "llama-2-70b",
+    # Mistral-7B v0.1 slides a 4096 window on every layer; v0.2 / v0.3 do not ("mistral-7b")
+    "mistral-7b-instruct-v0.1": "mistral-7b-v0.1",
+    "mistral-large-instruct-2407": "mistral-large-2407",
+    "mistral-nemo": "mistral-nemo-12b",
 }
 
 
