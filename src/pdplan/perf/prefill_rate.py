@@ -6,8 +6,10 @@ chunked_prefill_size: CostModel.step_token_budget), so short prompts share one s
 weights read. With pipeline parallelism the engine keeps pp such batches in flight, one per
 stage (vLLM V1 EngineCore.step_with_batch_queue: a batch queue of
 max_concurrent_batches = pipeline_parallel_size scheduler outputs, each scheduled with its
-own token budget; perf/pp.py: micro-batches hold whole prompts). This is what
-perf.estimate.estimate_disagg assumes for a busy prefill pool, and what sizes the pool.
+own token budget; perf/pp.py: micro-batches hold whole prompts). This sizes the prefill pool
+in `pdplan ratio`. perf.estimate.estimate_disagg packs prompts to the budget the same way but
+keeps one batch in flight (no pp batches): using this there moved its disaggregated rows'
+TTFT median from 40.2 to 41.3 %, so it was left as is.
 """
 
 from __future__ import annotations
