@@ -59,7 +59,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         warmup=warmup,
         trace_events=sim.tracer,
         switches=sim.switch_log,
-        client_overhead_s=sim.cfg.ttft_overhead_s,
+        first_token_delay_s=sim.cfg.ttft_overhead_s,
     )
 
 

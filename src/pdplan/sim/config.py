@@ -121,8 +121,10 @@ class SimConfig:
         the engines see them; TTFT includes that wait, s and s/token (0, 0 = off). It also
         staggers requests sent together, as a real server does.
     ttft_overhead_s: time outside the engines on a request's way to its first token at the
-        client (HTTP, tokenisation, detokenise and stream), s: counted in every request's TTFT
-        and E2E, not in its TPOT / ITL, and not a load on any engine (Efficiency.ttft_overhead_s).
+        client, s: the client sees the first token this long after the engine emits it
+        (response start: HTTP headers, detokeniser hand-off); later tokens catch up, so only
+        TTFT counts it, not E2E, TPOT, ITL or a closed-loop client's cycle
+        (Efficiency.ttft_overhead_s, fitted on measured TTFT this way).
     handoff_s: disaggregated hand-off, s: from the KV's arrival on the decode side to the
         decode instance taking the request (the PD proxy's second request, the KV connector's
         completion notice, the decode scheduler's next poll); it delays the first decode step
