@@ -123,3 +123,13 @@ def test_kv_cache_dtypes_the_engine_or_gpu_cannot_store_are_refused(
         CostModel(model, g, Layout(tp=1), engine, kv_dtype=kv)
     CostModel(model, get_gpu("b200-sxm"), Layout(tp=1), "trtllm", kv_dtype="fp4")  # fine
     CostModel(model, g, Layout(tp=1), "trtllm", kv_dtype="int8")
+
+
+def test_a_prefill_bound_disagg_pool_caps_throughput_at_what_prefill_sustains() -> None:
+    cm = _cm()
+    p = cm.prefill_time(1024, 8) / 8  # s per prompt, packed 8 to the 8,192-token budget
+    ests = [estimate_disagg(cm, cm, 1024, 16, c, n_prefill=2) for c in (256, 1024, 4096)]
+    for e in ests:  # at most 2 / p requests/s however many clients queue
+        assert e.throughput_rps <= 2 / p * 1.01
+        assert e.decode_batch < 256  # the decode pool runs what prefill lets through
+    assert ests[-1].ttft_s > 3.5 * ests[-2].ttft_s  # the rest wait in the prefill queue
