@@ -8,11 +8,11 @@ from collections import deque
 from collections.abc import Callable
 from heapq import heappush
 
-from pdplan.errors import ConfigError
 from pdplan.sim.arrivals import Arrivals
 from pdplan.sim.config import SimConfig
 from pdplan.sim.engine import Instance
-from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, PRIO_NETWORK, EventLoop
+from pdplan.sim.handoff import HandoffMixin
+from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, EventLoop
 from pdplan.sim.network import Network
 from pdplan.sim.routing import Router, least_loaded
 from pdplan.sim.runs import RunLog
@@ -23,12 +23,12 @@ from pdplan.workload.core import Workload
 __all__ = ["Arrivals", "Simulator"]
 
 
-class Simulator(SwitchingMixin):
+class Simulator(HandoffMixin, SwitchingMixin):
     """Wires instances, router, network and metrics together; `run()` then `result()`."""
 
     __slots__ = tuple(
-        "_fe _fe_free _hashes _heap _last_t _least_pair _least_route _next _seq _times _times_l "
-        "_unrouted _until area arrivals cap_limit cfg d_cands drop_reasons dropped "
+        "_fe _fe_free _hashes _heap _last_t _least_pair _least_route _next _parked _seq _times "
+        "_times_l _unrouted _until area arrivals cap_limit cfg d_cands drop_reasons dropped "
         "finished inst itl loop n_issued_max net nsys p_cands pairer preemptions req "
         "pf_caches router switch_log t_left tracer wl ".split()
     )
@@ -54,6 +54,7 @@ class Simulator(SwitchingMixin):
         fe = (cfg.frontend_s, cfg.frontend_token_s)
         self._fe, self._fe_free = (fe if any(fe) else None), 0.0
         self._unrouted: deque[int] = deque()
+        self._parked: dict[int, None] = {}  # prefilled, no decode instance to go to (handoff)
         self._hashes = (
             wl.hash_offsets is not None and any(s.prefix_cache_blocks for s in cfg.instances)
         ) or (wl.hash_offsets is not None and cfg.routing == "prefix")
@@ -85,7 +86,10 @@ class Simulator(SwitchingMixin):
         ok = [i for i in self.inst if not i.draining and not i.offline]
         self.p_cands = [i for i in ok if i.role in ("prefill", "agg")]
         self.d_cands = [i for i in ok if i.role == "decode"]
-        self.cap_limit = min((i.cap for i in self.inst if i.role in ("decode", "agg")), default=0)
+        # prompt + output must fit a decode instance's KV (tokens); while none is there or
+        # coming (all switching; requests wait for one), any may become one: take the largest
+        dec = [i.cap for i in self.inst if i.role in ("decode", "agg") or i.next_role == "decode"]
+        self.cap_limit = min(dec) if dec else max(i.cap for i in self.inst)
 
     def _issue(self, t: float) -> None:
         """Closed loop: the next request in workload order is sent at t."""
@@ -189,8 +193,8 @@ class Simulator(SwitchingMixin):
         hit = 0
         if hashes and inst.cache is not None:
             blocks = inst.cache.lookup(hashes)
-            hit = min(blocks * self.wl.block_tokens, inp - 1)
-            inst.cache.insert(hashes)
+            hit = min(blocks * self.wl.block_tokens, inp - 1)  # tokens; its blocks go into
+            # the cache when its prefill is done (Instance._finish_chunks)
             r.hit[rid] = r.pdone[rid] = hit
         r.todo[rid] = inp - hit
         inst.outstanding += inp + (r.out[rid] if inst.role == "agg" else 0)
@@ -205,60 +209,6 @@ class Simulator(SwitchingMixin):
         self._count(-1)
         if self._times is None:
             self._issue(self.loop.now + self.arrivals.think_s)
-
-    def on_prefill_batch(
-        self, inst: Instance, batch: list[tuple[int, int, int]], start: float, end: float
-    ) -> None:
-        """Layer-wise transfer: pair prompts that finish in this step as the step starts."""
-        if self.cfg.transfer_mode != "layerwise" or inst.role != "prefill":
-            return
-        r = self.req
-        for rid, n, cached in batch:
-            if n == r.todo[rid]:
-                r.ctx0[rid] = n + cached
-                r.not_before[rid] = end
-                self._pair(rid, inst)
-
-    def _pair(self, rid: int, p: Instance, r: Requests | None = None) -> None:
-        """Choose the decode instance of a prefilled request and queue it there."""
-        r = r or self.req
-        cands = self.d_cands
-        if not cands:
-            raise ConfigError("no decode instance is available (all draining or switching)")
-        if self._least_pair:
-            d = cands[0]  # least_loaded, inlined
-            low = d.outstanding
-            for c in cands:
-                if c.outstanding < low:
-                    d, low = c, c.outstanding
-        else:
-            d = self.pairer.choose(cands, near=p)
-        r.d_inst[rid] = d.idx
-        d.outstanding += r.out[rid]
-        d.jq.append(rid)  # Instance.offer, inlined
-        d._admit_transfers()
-
-    def on_transfer_done(self, rid: int, p: Instance, d: Instance, t_bytes: float) -> None:
-        """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
-        r, now = self.req, self.loop.now
-        p.kv_used -= r.ctx0[rid]  # Instance.release, inlined: the prefill side frees its KV
-        if (p.pq or p.draining) and (p.in_run or not p.busy):
-            p.kick()  # (a busy prefill step takes the new work at its end anyway)
-        nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise
-        t = now
-        if nb:  # the last layer's KV can only leave after the prefill ends
-            last = r.ctx0[rid] * self.cfg.kv_bytes_per_token / self.cfg.kv_layers
-            end = nb + last / (p.spec.gpus * p.spec.nic_bytes_per_s)  # one layer over the NIC
-            if end > t_bytes:
-                t = end + self.cfg.link_latency_s
-        else:
-            nb = r.pf_end[rid]
-        r.xfer_s[rid] = t - nb  # KV transfer time after prefill, as TTFT sees it
-        t += self.cfg.handoff_s  # PD hand-off: proxy, connector notice, decode-side poll
-        if t > now:
-            self.loop.schedule(t, PRIO_NETWORK, d.deliver, rid)
-        else:
-            d.deliver(rid)
 
     def on_finish(self, rid: int, inst: Instance, now: float) -> None:
         r = self.req

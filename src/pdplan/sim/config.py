@@ -109,8 +109,9 @@ class SimConfig:
         picks its decode instance (separate policies, as in SGLang's router).
     transfer_mode: "after" (KV moves once prefill completes) or "layerwise" (overlapped).
     link_latency_s: one-way latency added to every KV transfer, s (RDMA ~ 10 us).
-    preemption: what a decode/agg instance does when KV runs out mid-generation.
-    swap_penalty: none; swap costs KV bytes / PCIe bandwidth each way.
+    preemption: what a decode/agg instance does when KV runs out mid-generation: "recompute"
+        (prefill prompt + output again) or "swap" (KV to host and back, KV bytes / PCIe B/s
+        each way; the copies block the instance, as in vLLM: sim.preempt.PreemptMixin).
     exact: step every iteration (reference mode) instead of skipping between events.
     ttft_slo_s / tpot_slo_s: SLO thresholds for attainment and goodput, s.
     switch_cost_s: seconds an instance is unavailable while switching role.

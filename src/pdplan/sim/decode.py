@@ -90,8 +90,7 @@ class DecodeMixin:
             slots -= 1
             self.kv_used += need
             if self.swapped and rid in self.swapped:
-                if self._swap_in(rid, need):
-                    return None  # it kicked an idle instance, whose _decide admits the rest
+                self._swap_in(rid, need)
             else:
                 self.inflight += 1
                 self._net_start(rid, self.sim.inst[r.p_inst[rid]], self, need * self._kvb)
@@ -107,6 +106,8 @@ class DecodeMixin:
         if self.kv_used + b > self.cap:
             self._make_room()
             b = self.B
+        if self.swap_s:
+            return self._swap_step()  # pending swap copies block the run's first step
         if not b:
             return
         fin = self.fin

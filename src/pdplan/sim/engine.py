@@ -36,7 +36,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         "in_run inbox inflight itl_put jq kv_used layerwise loop model next_role offline order "
         "outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n running "
         "samples "
-        "seq sim spec stall swapped tK tracer ver ".split()
+        "seq sim spec stall swap_s swapped tK tracer ver ".split()
     )
 
     def __init__(self, idx: int, spec: InstanceSpec, sim: Simulator) -> None:
@@ -66,6 +66,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         self.run_fresh: list[int] = []  # requests whose first token ends the run's first step
         self._bind(sim)
         self.stall = 0.0  # prefill / swap time since the running decodes' last token, s
+        self.swap_s = 0.0  # PCIe swap time not yet paid (PreemptMixin._swap_step), s
         self.outstanding = 0  # tokens assigned and not yet served (routing signal)
         self.busy_s = 0.0
         self.draining = False
@@ -136,7 +137,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         if self.B and self.kv_used + self.B > self.cap:
             self._make_room()
         role, pq = self.role, self.pq
-        if role == "prefill":
+        if self.swap_s:
+            self._swap_step()  # swap copies block the step (vLLM): pay them first
+        elif role == "prefill":
             self._prefill_step(self.spec.chunk_budget)
         elif pq and role == "agg" and self.spec.chunk_budget is not None:
             self._mixed_step()
@@ -273,6 +276,10 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             self._started.discard(rid)
             self.prefilling -= 1
             r.ctx0[rid] = done
+            if self.cache is not None and sim._hashes:
+                # blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
+                # prompt's blocks go in at its last chunk, not chunk by chunk
+                self.cache.insert(sim.wl.hashes(rid).tolist())
             if self.role == "prefill":  # prefill done: pair it with a decode instance
                 r.pf_end[rid] = now
                 self.outstanding -= r.inp[rid]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import TYPE_CHECKING
+
+from pdplan.sim.kernel import PRIO_BOUNDARY
 
 if TYPE_CHECKING:
     from pdplan.sim.engine import Instance
@@ -11,21 +14,46 @@ __all__ = ["PreemptMixin"]
 
 
 class PreemptMixin:
-    """Methods of Instance that make KV room by preemption and bring swapped requests back."""
+    """Methods of Instance that make KV room by preemption and bring swapped requests back.
+
+    Swap costs time: vLLM's scheduler (V0 swap preemption) hands the worker blocks_to_swap_out
+    / blocks_to_swap_in with the step, and the worker copies them over PCIe before it runs the
+    model, so the copy blocks that step. Each way takes KV bytes / (per-GPU PCIe B/s x GPUs)
+    (every GPU moves its own shard of the KV). The time is gathered in `swap_s` and paid as a
+    step of its own (_swap_step) before the instance's next step: nothing runs meanwhile,
+    busy time counts it, and the waiting decodes' next gap (ITL, TPOT, E2E) includes it."""
 
     __slots__ = ()
 
-    def _swap_in(self: Instance, rid: int, need: int) -> bool:
-        """A swapped-out request's KV comes back over PCIe; True if that kicked an idle
-        instance."""
+    def _pcie_s(self: Instance, tokens: int) -> float:
+        """s to move `tokens` of KV one way over the instance's PCIe links: bytes / (B/s)."""
+        return (
+            tokens * self.sim.cfg.kv_bytes_per_token / (self.spec.pcie_bytes_per_s * self.spec.gpus)
+        )
+
+    def _swap_in(self: Instance, rid: int, need: int) -> None:
+        """A swapped-out request's KV comes back over PCIe; it joins at the next boundary
+        (the caller kicks the instance), after the swap-in step."""
         self.swapped.discard(rid)
-        pcie = self.spec.pcie_bytes_per_s * self.spec.gpus
-        self.stall += need * self.sim.cfg.kv_bytes_per_token / pcie  # KV bytes / PCIe B/s
+        self.swap_s += self._pcie_s(need)
         self.ready.append(rid)
-        if not self.busy:
-            self.kick()
-            return True
-        return False
+
+    def _swap_step(self: Instance) -> None:
+        """Pay the pending PCIe swap time as a blocking step from tK, then decide again."""
+        s, self.swap_s = self.swap_s, 0.0
+        self.busy, self.in_run = True, False
+        if self.tracer is not None:
+            self.tracer.append((self.idx, "swap", self.tK, s, 0, self.B))
+        heappush(self.heap, (self.tK + s, PRIO_BOUNDARY, next(self.seq), self._end_swap, s))
+
+    def _end_swap(self: Instance, s: float) -> None:
+        now = self.loop.now
+        self.busy = False
+        self.busy_s += now - self.tK
+        self.tK = now
+        if self.B:
+            self.stall += s  # the running decodes waited for the copy
+        self._decide()
 
     def _make_room(self: Instance) -> None:
         """Before a step with B decodes: preempt the newest requests until B new tokens fit."""
@@ -53,9 +81,7 @@ class PreemptMixin:
         r.preempt[rid] += 1
         sim.preemptions += 1
         if sim.cfg.preemption == "swap":
-            self.stall += (
-                used * sim.cfg.kv_bytes_per_token / (self.spec.pcie_bytes_per_s * self.spec.gpus)
-            )  # swap-out: KV bytes / PCIe bandwidth
+            self.swap_s += self._pcie_s(used)  # swap-out, paid before the next step
             r.ctx0[rid] = used
             self.swapped.add(rid)
             self.jq.appendleft(rid)

@@ -33,6 +33,9 @@ class SwitchingMixin:
 
     def check_drained(self: Simulator, inst: Instance) -> None:
         """Called by an idle draining instance: go offline for switch_cost_s once empty."""
+        if self._parked and inst.role == "prefill" and self._unpark_from(inst) and inst.pq:
+            inst.kick()  # KV held for parked requests had blocked its queued prompts
+            return
         if (
             inst.pq
             or inst.inbox
@@ -56,6 +59,8 @@ class SwitchingMixin:
         self._refresh_candidates()
         while self._unrouted and self.p_cands:
             self._route(self._unrouted.popleft())
+        if self._parked:
+            self._pair_parked()
 
     def _policy_tick(self: Simulator, _: object) -> None:
         pol = self.cfg.policy

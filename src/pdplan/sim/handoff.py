@@ -1,0 +1,117 @@
+"""P -> D hand-off: pair a prefilled request with a decode instance, then deliver its KV.
+
+A prefilled request with no decode instance to go to (all draining, switching or gone to
+prefill) is parked: it keeps its KV on the prefill instance and is paired as soon as a
+decode instance (re)joins (SwitchingMixin._end_switch), as prompts wait in `_unrouted` when
+no prefill instance is there."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pdplan.sim.kernel import PRIO_NETWORK
+
+if TYPE_CHECKING:
+    from pdplan.sim.cluster import Simulator
+    from pdplan.sim.engine import Instance
+    from pdplan.sim.state import Requests
+
+__all__ = ["HandoffMixin"]
+
+
+class HandoffMixin:
+    """Methods of Simulator from a finished prefill to the decode instance taking it."""
+
+    __slots__ = ()
+
+    def on_prefill_batch(
+        self: Simulator,
+        inst: Instance,
+        batch: list[tuple[int, int, int]],
+        start: float,
+        end: float,
+    ) -> None:
+        """Layer-wise transfer: pair prompts that finish in this step as the step starts."""
+        if self.cfg.transfer_mode != "layerwise" or inst.role != "prefill":
+            return
+        r = self.req
+        for rid, n, cached in batch:
+            if n == r.todo[rid]:
+                r.ctx0[rid] = n + cached
+                r.not_before[rid] = end
+                self._pair(rid, inst)
+
+    def _pair(self: Simulator, rid: int, p: Instance, r: Requests | None = None) -> None:
+        """Choose the decode instance of a prefilled request and queue it there."""
+        r = r or self.req
+        cands = self.d_cands
+        if not cands:
+            self._parked[rid] = None  # waits, holding its KV on p, for a decode instance
+            return
+        if self._least_pair:
+            d = cands[0]  # least_loaded, inlined
+            low = d.outstanding
+            for c in cands:
+                if c.outstanding < low:
+                    d, low = c, c.outstanding
+        else:
+            d = self.pairer.choose(cands, near=p)
+        r.d_inst[rid] = d.idx
+        d.outstanding += r.out[rid]
+        d.jq.append(rid)  # Instance.offer, inlined
+        d._admit_transfers()
+        if d.ready:  # a swapped-out request came back in: it joins at the next boundary
+            d.kick()
+
+    def _pair_parked(self: Simulator) -> None:
+        """A decode instance is back: pair the parked requests in the order they parked."""
+        parked, inst, p_inst = self._parked, self.inst, self.req.p_inst
+        while parked and self.d_cands:
+            rid = next(iter(parked))
+            del parked[rid]
+            self._pair(rid, inst[p_inst[rid]])
+
+    def _unpark_from(self: Simulator, p: Instance) -> int:
+        """p drains for a role switch, which restarts its scheduler and KV endpoints: the KV
+        it holds for parked requests is given up and they are prefilled again elsewhere (a
+        recompute preemption). Waiting for a decode instance instead could deadlock: the
+        instance that would become one may be p itself, which cannot switch holding KV.
+        Returns how many requests gave up their KV."""
+        r, p_inst = self.req, self.req.p_inst
+        mine = [x for x in self._parked if p_inst[x] == p.idx]
+        for rid in mine:
+            del self._parked[rid]
+            p.kv_used -= r.ctx0[rid]
+            r.todo[rid], r.pdone[rid], r.hit[rid] = r.inp[rid], 0, 0
+            r.not_before[rid] = 0.0
+            r.preempt[rid] += 1
+            self.preemptions += 1
+            if self.p_cands:
+                self._route(rid)
+            else:
+                self._unrouted.append(rid)
+        return len(mine)
+
+    def on_transfer_done(
+        self: Simulator, rid: int, p: Instance, d: Instance, t_bytes: float
+    ) -> None:
+        """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
+        r, now = self.req, self.loop.now
+        p.kv_used -= r.ctx0[rid]  # Instance.release, inlined: the prefill side frees its KV
+        if (p.pq or p.draining) and (p.in_run or not p.busy):
+            p.kick()  # (a busy prefill step takes the new work at its end anyway)
+        nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise
+        t = now
+        if nb:  # the last layer's KV can only leave after the prefill ends
+            last = r.ctx0[rid] * self.cfg.kv_bytes_per_token / self.cfg.kv_layers
+            end = nb + last / (p.spec.gpus * p.spec.nic_bytes_per_s)  # one layer over the NIC
+            if end > t_bytes:
+                t = end + self.cfg.link_latency_s
+        else:
+            nb = r.pf_end[rid]
+        r.xfer_s[rid] = t - nb  # KV transfer time after prefill, as TTFT sees it
+        t += self.cfg.handoff_s  # PD hand-off: proxy, connector notice, decode-side poll
+        if t > now:
+            self.loop.schedule(t, PRIO_NETWORK, d.deliver, rid)
+        else:
+            d.deliver(rid)
