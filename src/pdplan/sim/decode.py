@@ -64,9 +64,13 @@ class DecodeMixin:
         """Steps the batch will have completed at its next step boundary."""
         if not self.busy:
             return 0
-        if self.in_run and self.run_n > 1:
-            c = self.run_c
-            return 1 + steps_within(self.loop.now - self.tK, self.run_a, c * self.B, c * self.C)
+        if self.in_run:
+            dt = self.loop.now - self.tK
+            if dt < 0.0 or not self.run_n:  # the run starts at tK, still ahead: that boundary
+                return 0
+            if self.run_n > 1:
+                c = self.run_c
+                return 1 + steps_within(dt, self.run_a, c * self.B, c * self.C)
         return 1
 
     def _admit_transfers(self: Instance) -> None:
@@ -156,7 +160,14 @@ class DecodeMixin:
         return fin[0]
 
     def _schedule_run(self: Instance, n: int) -> None:
-        """(Re)schedule the end of the current run after n steps from tK."""
+        """(Re)schedule the end of the current run after n steps from tK. n = 0 (a run split
+        by LazyJoinMixin.deliver, cut before it starts): its fresh joins and stall wait for
+        the run planned at that boundary, as in exact mode, where no step has begun there."""
+        if not n:
+            self.fresh.extend(self.run_fresh)
+            self.run_fresh = _NONE
+            self.stall += self.first_stall
+            self.first_stall, self.first_w = 0.0, 0  # _close_run(0) records no gaps
         self.run_n = n
         self.ver += 1
         a, c = self.run_a, self.run_c

@@ -110,19 +110,6 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         elif self.in_run:
             self.kick()  # cut the decode run at its next boundary
 
-    def kick(self) -> None:
-        """New work: start a step if idle, or cut the running decode run at the next boundary."""
-        if self.offline:
-            return
-        if not self.busy:
-            self.tK = self.loop.now
-            self._decide()
-        elif self.in_run and self.run_n > 1:
-            c = self.run_c
-            m = steps_within(self.loop.now - self.tK, self.run_a, c * self.B, c * self.C)
-            if m + 1 < self.run_n:
-                self._schedule_run(m + 1)
-
     # ---- scheduling ------------------------------------------------------------------------
     def _decide(self) -> None:
         """At a step boundary (time tK): admit, then start the next step or go idle."""
@@ -134,8 +121,10 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             self._join_ready()
         if self.tK >= self._next_sample:
             self._sample(self.tK)
+        evicted = False  # KV freed after the admission above, with transfers still waiting
         if self.B and self.kv_used + self.B > self.cap:
             self._make_room()
+            evicted = bool(self.jq)
         role, pq = self.role, self.pq
         if self.swap_s:
             self._swap_step()  # swap copies block the step (vLLM): pay them first
@@ -147,6 +136,10 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             self._prefill_step(None)
         elif self.B:
             self._start_run()
+            if evicted and self.in_run and self.run_n > 1:
+                # the queue is next looked at one step on (as in exact mode), not at the run's
+                # end: the freed KV may now admit it
+                self._schedule_run(1)
         if not self.busy:
             self.in_run = False
             if self.draining:

@@ -25,6 +25,24 @@ class LazyJoinMixin:
     __slots__ = ()
     lazy_joins = True  # class switch: False makes every join wait for its boundary event
 
+    def kick(self: Instance) -> None:
+        """New work: start a step if idle, or cut the running decode run at the next boundary."""
+        if self.offline:
+            return
+        if not self.busy:
+            self.tK = self.loop.now
+            self._decide()
+        elif self.in_run:
+            dt = self.loop.now - self.tK
+            if dt < 0.0:  # the run starts at tK, still ahead (split by deliver): stop there
+                if self.run_n:
+                    self._schedule_run(0)
+            elif self.run_n > 1:
+                c = self.run_c
+                m = steps_within(dt, self.run_a, c * self.B, c * self.C)
+                if m + 1 < self.run_n:
+                    self._schedule_run(m + 1)
+
     def deliver(self: Instance, rid: int) -> None:
         """KV of rid has arrived; it joins the batch at the next step boundary (lazily when
         the class docstring's conditions allow, else through kick() and an event)."""
