@@ -19,79 +19,45 @@ from pdplan.catalog.models import get_model, resolve_model_name
 from pdplan.cli import main
 
 
-def _qwen2(h: int, n: int, heads: int, kv: int, inter: int, vocab: int, **kw: Any) -> dict:
+def _dense(
+    arch: str, mtype: str, h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int
+) -> dict[str, Any]:
+    """The shape keys a dense decoder's config.json carries (the families below add theirs)."""
     return {
-        "architectures": ["Qwen2ForCausalLM"],
-        "model_type": "qwen2",
+        "architectures": [arch],
+        "model_type": mtype,
         "hidden_size": h,
         "num_hidden_layers": n,
         "num_attention_heads": heads,
         "num_key_value_heads": kv,
         "intermediate_size": inter,
         "vocab_size": vocab,
-        "max_position_embeddings": 32768,
+        "max_position_embeddings": ctx,
         "tie_word_embeddings": False,
-        "use_sliding_window": False,
         "torch_dtype": "bfloat16",
-        **kw,
     }
+
+
+def _qwen2(h: int, n: int, heads: int, kv: int, inter: int, vocab: int, **kw: Any) -> dict:
+    cfg = _dense("Qwen2ForCausalLM", "qwen2", h, n, heads, kv, inter, vocab, 32768)
+    return {**cfg, "use_sliding_window": False, **kw}
 
 
 def _llama(
     h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int, **kw: Any
 ) -> dict:
-    return {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
-        "hidden_size": h,
-        "num_hidden_layers": n,
-        "num_attention_heads": heads,
-        "num_key_value_heads": kv,
-        "intermediate_size": inter,
-        "vocab_size": vocab,
-        "max_position_embeddings": ctx,
-        "tie_word_embeddings": False,
-        "torch_dtype": "bfloat16",
-        **kw,
-    }
+    return {**_dense("LlamaForCausalLM", "llama", h, n, heads, kv, inter, vocab, ctx), **kw}
 
 
 def _mistral(
     h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int, **kw: Any
 ) -> dict:
-    return {
-        "architectures": ["MistralForCausalLM"],
-        "model_type": "mistral",
-        "hidden_size": h,
-        "num_hidden_layers": n,
-        "num_attention_heads": heads,
-        "num_key_value_heads": kv,
-        "head_dim": 128,
-        "intermediate_size": inter,
-        "vocab_size": vocab,
-        "max_position_embeddings": ctx,
-        "sliding_window": None,
-        "tie_word_embeddings": False,
-        "torch_dtype": "bfloat16",
-        **kw,
-    }
+    cfg = _dense("MistralForCausalLM", "mistral", h, n, heads, kv, inter, vocab, ctx)
+    return {**cfg, "head_dim": 128, "sliding_window": None, **kw}
 
 
 def _phi3(h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int, **kw: Any) -> dict:
-    return {
-        "architectures": ["Phi3ForCausalLM"],
-        "model_type": "phi3",
-        "hidden_size": h,
-        "num_hidden_layers": n,
-        "num_attention_heads": heads,
-        "num_key_value_heads": kv,
-        "intermediate_size": inter,
-        "vocab_size": vocab,
-        "max_position_embeddings": ctx,
-        "tie_word_embeddings": False,
-        "torch_dtype": "bfloat16",
-        **kw,
-    }
+    return {**_dense("Phi3ForCausalLM", "phi3", h, n, heads, kv, inter, vocab, ctx), **kw}
 
 
 # Sources (public copies of each config.json; "card" = the model's HF model card):
