@@ -133,3 +133,11 @@ def test_a_prefill_bound_disagg_pool_caps_throughput_at_what_prefill_sustains() 
         assert e.throughput_rps <= 2 / p * 1.01
         assert e.decode_batch < 256  # the decode pool runs what prefill lets through
     assert ests[-1].ttft_s > 3.5 * ests[-2].ttft_s  # the rest wait in the prefill queue
+
+
+def test_one_cohort_that_fills_the_budget_returns_to_an_idle_engine() -> None:
+    # 8 x 1,024 = the 8,192-token budget: all 8 prompts share one iteration, finish together
+    # and come back together, so no prompt ever interleaves with their decodes
+    cm = _cm()
+    est = estimate_agg(cm, 1024, 16, 8, rounds=1000)
+    assert est.tpot_s == pytest.approx(cm.decode_step(8, 1024 + 8), rel=0.05)

@@ -82,6 +82,8 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     batch = float(clients)
     for _ in range(3):  # the running decodes use part of each iteration's token budget
         budget = max(1, cm.step_token_budget - round(batch))
+        if clients * isl <= cm.step_token_budget:  # one cohort: it returns to an idle engine
+            budget = cm.step_token_budget
         k, steps = _prefill_plan(isl, clients, budget)
         n_cohorts = math.ceil(clients / k)
         n_steps = max(osl - 1 + steps, n_cohorts * steps)
