@@ -24,6 +24,13 @@ _ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
     #       MAMF)
     "a100-sxm": (("NVIDIA", 312, None, None, 624, 80, 2.039, 300, 8, 8), 200, 32, 400, 271.2),
     "h100-sxm": (("NVIDIA", 989, 1979, None, 1979, 80, 3.35, 450, 8, 8), 400, 64, 700, 794.5),
+    # A100 80GB PCIe: the SXM die and clocks at 300 W; an NVLink bridge pairs two cards (the
+    # scale-up domain), wider TP crosses PCIe Gen4 (scale-out); MAMF taken from the SXM part
+    "a100-pcie": (("NVIDIA", 312, None, None, 624, 80, 1.935, 300, 2, 8), 200, 32, 300, 271.2),
+    "a100-40gb": (("NVIDIA", 312, None, None, 624, 40, 1.555, 300, 8, 8), 200, 32, 400, 271.2),
+    # Ampere / Ada PCIe cards without NVLink: TP inside a node runs over PCIe (see above)
+    "a10": (("NVIDIA", 125, None, None, 250, 24, 0.6, 32, 8, 8), 100, 32, 150, None),
+    "l40": (("NVIDIA", 181, 362, None, 362, 48, 0.864, 32, 8, 8), 200, 32, 300, None),
     "h100-pcie": (("NVIDIA", 756.5, 1513, None, 1513, 80, 2.0, 64, 8, 8), 400, 64, 350, None),
     "h200-sxm": (("NVIDIA", 989, 1979, None, 1979, 141, 4.8, 450, 8, 8), 400, 64, 700, 794.5),
     "h20": (("NVIDIA", 148, 296, None, 296, 96, 4.0, 450, 8, 8), 400, 64, 400, None),
@@ -75,6 +82,16 @@ _SOURCES: dict[str, str] = {
     "a100-sxm": "AIC a100_sxm.yaml; MLE-ACC; MLE-NET; llm-analysis gpu_configs/a100-sxm-80gb.json",
     "h100-sxm": "AIC h100_sxm.yaml; MLE-ACC; MLE-NET; llm-analysis h100-sxm-80gb.json",
     "h100-pcie": "AIC h100_pcie.yaml; MLE-ACC",
+    "a100-pcie": "NVIDIA A100 Tensor Core GPU datasheet (80GB PCIe: 1,935 GB/s HBM2e, 300 W, "
+    "BF16 312 TFLOP/s dense, NVLink bridge for 2 GPUs 600 GB/s bidirectional, PCIe Gen4 64 GB/s "
+    "bidirectional); MAMF as A100 SXM (same GA100 die and 1410 MHz boost); ASSUMED nic 200 Gb/s "
+    "as A100 SXM",
+    "a100-40gb": "NVIDIA A100 Tensor Core GPU datasheet (40GB SXM: 1,555 GB/s HBM2, 400 W, "
+    "NVLink 600 GB/s bidirectional); compute and MAMF as A100 80GB SXM (same die and clocks)",
+    "a10": "NVIDIA A10 Tensor Core GPU datasheet (BF16 125 TFLOP/s dense, INT8 250 TOPS dense, "
+    "24 GB GDDR6 600 GB/s, 150 W, PCIe Gen4 x16); ASSUMED nic 100 Gb/s",
+    "l40": "NVIDIA L40 datasheet (BF16 181 / FP8 362 TFLOP/s dense, 48 GB GDDR6 864 GB/s, "
+    "300 W, PCIe Gen4 x16, no NVLink); ASSUMED nic 200 Gb/s",
     "h200-sxm": "AIC h200_sxm.yaml; MLE-ACC; MLE-NET",
     "h20": "PRESS (tweaktown 2024 H20 article); citsjtu2020/LLM-Prof hardware_spec.md; "
     "ASSUMED nic 400 Gb/s (csv blank)",
@@ -129,6 +146,10 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "a100-sxm": ("a100", "a100-80gb", "a100-sxm4", "a100-80gb-sxm", "a100-sxm-80gb"),
     "h100-sxm": ("h100", "h100-80gb", "h100-sxm5", "h100-sxm-80gb", "h100-80gb-hbm3"),
     "h100-pcie": ("h100-pcie-80gb",),
+    "a100-pcie": ("a100-pcie-80gb", "a100-80gb-pcie", "a100-pcie4"),
+    "a100-40gb": ("a100-sxm4-40gb", "a100-40gb-sxm"),
+    "a10": ("a10-24gb",),
+    "l40": ("l40-48gb",),
     "h200-sxm": ("h200", "h200-141gb", "h200-sxm-141gb"),
     "h20": ("h20-96gb", "h20-sxm", "h20-sxm5"),
     "h20-3e": ("h20-141gb", "h20-hbm3e"),
