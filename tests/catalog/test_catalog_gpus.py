@@ -123,6 +123,11 @@ def test_hbm_hand_values() -> None:
         ("NVIDIA H100 80GB HBM3", "h100-sxm"),
         ("NVIDIA H100 PCIe", "h100-pcie"),
         ("NVIDIA A100-SXM4-80GB", "a100-sxm"),
+        ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+        ("NVIDIA A100 80GB PCIe", "a100-pcie"),
+        ("NVIDIA A10", "a10"),
+        ("NVIDIA L40", "l40"),
+        ("NVIDIA L40S", "l40s"),
         ("NVIDIA GB200", "gb200"),
         ("AMD Instinct MI300X", "mi300x"),
         ("mi355x_oam", "mi355x"),
@@ -131,6 +136,20 @@ def test_hbm_hand_values() -> None:
 )
 def test_aliases(alias: str, key: str) -> None:
     assert get_gpu(alias).name == key
+
+
+def test_a100_pcie_pairs_over_an_nvlink_bridge() -> None:
+    """A100 80GB PCIe: the SXM die (same peak) with slower HBM2e; NVLink joins pairs only, so
+    TP4 leaves the scale-up domain; vLLM keeps its A100 token budget of 2,048 on it."""
+    from pdplan.catalog.models import get_model
+    from pdplan.parallel.layout import Layout
+    from pdplan.perf.costmodel import CostModel
+
+    pcie, sxm = get_gpu("a100-pcie"), get_gpu("a100-sxm")
+    assert pcie.bf16_tflops == sxm.bf16_tflops and pcie.hbm_tbps < sxm.hbm_tbps
+    assert pcie.scaleup_domain == 2 and sxm.scaleup_domain == 8
+    cm = CostModel(get_model("llama-3.1-8b"), pcie, Layout(tp=1), "vllm")
+    assert cm.step_token_budget == 2048
 
 
 def test_pcie_blackwell_card() -> None:
