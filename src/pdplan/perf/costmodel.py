@@ -24,6 +24,7 @@ from pdplan.perf.efficiency import (
     check_kv_cache_dtype,
     get_efficiency,
     matmul_scale,
+    tile_scale,
 )
 from pdplan.perf.pp import pp_micro_shape
 from pdplan.perf.prefill import chunked_prefill_time
@@ -126,6 +127,7 @@ class CostModel(EngineLimits):
             mb=dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype),
             kvb=dtype_bytes(self.kv_dtype),
             fp8_flops=gpu.tflops("fp8") * k,
+            tile=tile_scale(gpu.bf16_tflops, gpu.hbm_tbps, gpu.matmul_eta),
         )
 
     def _stream_eta(self, dtype: str) -> float:
@@ -238,6 +240,7 @@ class CostModel(EngineLimits):
                 self._hw.attn_flops,
                 self._hw.hbm,
                 self.eff,
+                tile=self._hw.tile,
             )
             self._lm_cache[rows] = hit
         return hit

@@ -21,3 +21,4 @@ class Hardware:
     mb: float  # MoE expert weight bytes / element
     kvb: float  # KV cache bytes / element
     fp8_flops: float = 0.0  # FP8 tensor peak (DSA indexer logits); 0 = use attn_flops
+    tile: float = 1.0  # factor on Efficiency.gemm_m_half for this GPU (efficiency.tile_scale)
