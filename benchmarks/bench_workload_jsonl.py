@@ -75,6 +75,9 @@ def read_in_child(path: str, threads: int, fast: bool) -> tuple[int, float, floa
 
 
 def main() -> None:
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__)
+        return
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     rows = int(args[0]) if args else 1_000_000
     with tempfile.TemporaryDirectory() as tmp:

@@ -70,6 +70,9 @@ def read_in_child(path: str, threads: int) -> tuple[int, float, int, str]:
 
 
 def main() -> None:
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__)
+        return
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "azure_10m.csv")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 
 import typer
 
@@ -81,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app(args=argv, standalone_mode=False)
     except PdplanError as exc:
+        if os.environ.get("PDPLAN_DEBUG"):  # where the input was refused, then the one line
+            traceback.print_exc(file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except typer.Abort:
