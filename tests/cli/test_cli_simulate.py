@@ -277,7 +277,7 @@ def test_options_the_deployment_would_ignore_are_refused(
         ("closed:c=4,n=20,rate=3", (), "poisson-only key 'rate'"),
         ("poisson:rate=2,n=20,isl=64,input=128", (), "isl given twice"),
         ("closed:c=4,n=20", ("--duration", "5"), "a closed loop runs its n requests"),
-        ("poisson:rate=2,n=20", ("--rate", "3"), "apply to a trace file"),
+        ("poisson:rate=2,n=20", ("--rate", "3"), "--rate applies only to a trace file"),
         ("poisson:rate=50,n=20", ("--duration", "0.0001"), "no request arrived"),
     ],
 )

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["console", "context_warning", "emit", "kv_table", "to_jsonable", "warn"]
+__all__ = ["console", "context_warning", "emit", "kv_table", "note", "to_jsonable", "warn"]
 
 # Piped or captured output has no terminal width (rich then assumes 80 columns and cuts
 # numbers in wide tables to '671.…'): print such output up to 160 columns wide.
@@ -22,6 +22,11 @@ err_console = Console(stderr=True, soft_wrap=True)
 def warn(message: str) -> None:
     """One 'warning: ...' line on stderr (JSON on stdout stays clean)."""
     err_console.print(f"warning: {message}", markup=False, highlight=False)
+
+
+def note(message: str) -> None:
+    """One 'note: ...' line on stderr: a default the command chose for the user."""
+    err_console.print(f"note: {message}", markup=False, highlight=False)
 
 
 def context_warning(model: Any, tokens: int, what: str, count: int = 1) -> None:

@@ -10,6 +10,8 @@ from typing import Any
 from pdplan.errors import ConfigError, InputError
 from pdplan.sim import Arrivals, Pool, parse_deployment
 
+from ._common import note
+
 __all__ = ["cost_model", "pools_on", "prefix_caches", "switches", "workload"]
 
 
@@ -91,9 +93,7 @@ def workload(spec: str, duration: float | None, trace: dict[str, Any] | None = N
     m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
     if m is None:
         return _trace_workload(spec, duration, t)
-    if t:
-        flags = ", ".join("--" + k.replace("_", "-") for k in t)
-        raise ConfigError(f"{flags} apply to a trace file; a synthetic spec takes its own keys")
+    _refuse_trace_options(t)
     kind, kw = m.group(1), _spec_keys(spec, m.group(1), m.group(2))
     if kind == "closed" and duration is not None:
         raise ConfigError(
@@ -111,13 +111,50 @@ def workload(spec: str, duration: float | None, trace: dict[str, Any] | None = N
         raise InputError(f"n must be >= 1 in workload spec {spec!r}")
     import pdplan.workload as wlmod
 
-    lengths = {"input": kw.get("isl", "1024"), "output": kw.get("osl", "256")}
+    lengths = _lengths(kw, kind)
     wl = wlmod.synthesize(n=n, rate=rate or 1.0, **lengths)  # type: ignore[attr-defined]
     if kind == "closed":
         if conc < 1:
             raise InputError(f"c (closed-loop clients) must be >= 1 in workload spec {spec!r}")
         return wl, Arrivals("closed", concurrency=conc, think_s=think)
     return wl, Arrivals("poisson", rate=rate, duration_s=duration)
+
+
+# The trace-reading options as `pdplan simulate` spells them (keys of workload()'s `trace`)
+_TRACE_FLAGS = {
+    "fmt": "--format",
+    "mapping": "--map",
+    "skip_bad": "--skip-bad",
+    "rate": "--rate",
+    "clients": "--clients",
+}
+_LENGTH_DEFAULTS = {"isl": ("1024", "input"), "osl": ("256", "output")}
+
+
+def _refuse_trace_options(t: dict[str, Any]) -> None:
+    """A synthetic spec would ignore the trace-file options: name the ones given."""
+    if not t:
+        return
+    flags = [_TRACE_FLAGS.get(k, "--" + k.replace("_", "-")) for k in t]
+    verb = "applies" if len(flags) == 1 else "apply"
+    raise ConfigError(
+        f"{', '.join(flags)} {verb} only to a trace file; a synthetic spec takes its own keys "
+        "('poisson:rate=R,n=N,isl=..,osl=..' or 'closed:c=C,n=N,isl=..,osl=..')"
+    )
+
+
+def _lengths(kw: dict[str, str], kind: str) -> dict[str, str]:
+    """synthesize()'s input / output length specs; one note names the defaults used."""
+    missing = [k for k in _LENGTH_DEFAULTS if k not in kw]
+    if missing:
+        used = " and ".join(
+            f"{k}={_LENGTH_DEFAULTS[k][0]} ({_LENGTH_DEFAULTS[k][1]} tokens)" for k in missing
+        )
+        note(
+            f"the {kind} spec gives no {' or '.join(missing)}: every request gets {used}; "
+            "give N, uniform:LO:HI or lognormal:MEAN:SIGMA"
+        )
+    return {what: kw.get(k, default) for k, (default, what) in _LENGTH_DEFAULTS.items()}
 
 
 def _spec_keys(spec: str, kind: str, body: str) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -10,9 +9,10 @@ from typing import Any
 import typer
 
 from pdplan.errors import ConfigError, InputError
-from pdplan.sim import SimConfig, build_instances, simulate
+from pdplan.sim import SimConfig, SimResult, build_instances, simulate
 
-from ._common import console, context_warning, emit, kv_table
+from ._common import console, context_warning
+from ._simulate_report import overload_warning, show, write
 from ._simulate_setup import cost_model, pools_on, prefix_caches, switches
 from ._simulate_setup import workload as workload_of
 
@@ -35,11 +35,21 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     wl, arrivals = workload_of(workload, o["duration"], trace)
     instances = build_instances(pools, make, links=links, chunked=eff.chunked, **kw)
     _check_roles(instances, o)
-    lengths = wl.input_len.astype("int64") + wl.output_len
-    over = int((lengths > spec.max_position_embeddings).sum()) if len(lengths) else 0
-    if over and spec.max_position_embeddings:
-        context_warning(spec, int(lengths.max()), "requests", over)
-    cfg = SimConfig(
+    res = _simulate(_config(instances, wl, kvb, eff, spec, o), wl, arrivals, o["as_json"])
+    if res.n_requests == 0:
+        raise ConfigError(f"no request arrived before --duration {o['duration']} s")
+    _context(spec, wl, res.n_requests)
+    s = res.summary()
+    if arrivals.mode != "closed":  # a closed loop cannot outrun the cluster: it waits for it
+        overload_warning(s, res, pools)
+    write(res, o)
+    show(s, res, deployment, o["as_json"])
+
+
+def _config(
+    instances: tuple[Any, ...], wl: Any, kvb: float, eff: Any, spec: Any, o: dict[str, Any]
+) -> SimConfig:
+    return SimConfig(
         instances=prefix_caches(instances, wl, o["prefix_cache"]),
         kv_bytes_per_token=kvb,
         kv_layers=spec.num_layers,
@@ -57,15 +67,25 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         ttft_overhead_s=eff.ttft_overhead_s,  # the engine's, as `accuracy --simulate` uses
         handoff_s=eff.pd_handoff_s,
     )
+
+
+def _simulate(cfg: SimConfig, wl: Any, arrivals: Any, quiet: bool) -> SimResult:
     from rich.progress import Progress
 
-    with Progress(console=console, transient=True, disable=o["as_json"]) as bar:
+    with Progress(console=console, transient=True, disable=quiet) as bar:
         task = bar.add_task("simulating", total=len(wl))
-        res = simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
-    if res.n_requests == 0:
-        raise ConfigError(f"no request arrived before --duration {o['duration']} s")
-    _write(res, o)
-    _show(res.summary(), deployment, o["as_json"])
+        return simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
+
+
+def _context(spec: Any, wl: Any, n: int) -> None:
+    """Flag the simulated requests (the first n: --duration may have cut the rest) whose
+    prompt + output run past the model's context window."""
+    if not spec.max_position_embeddings or n == 0:
+        return
+    lengths = wl.input_len[:n].astype("int64") + wl.output_len[:n]
+    over = int((lengths > spec.max_position_embeddings).sum())
+    if over:
+        context_warning(spec, int(lengths.max()), "requests", over)
 
 
 def _check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
@@ -112,68 +132,15 @@ def _check_outputs(o: dict[str, Any]) -> None:
             raise InputError("cannot write: permission denied", path=path)
 
 
-def _show(s: dict[str, Any], deployment: str, as_json: bool) -> None:
-    rows: list[tuple[str, Any]] = [
-        (k, f"{s[k]:,}") for k in ("requests", "finished", "dropped", "preemptions")
-    ]
-    if s["unfinished"]:
-        rows.insert(2, ("unfinished", f"{s['unfinished']:,} (still queued when the run ended)"))
-    rows += [(k, f"{s[k]:.3f} req/s") for k in ("throughput_rps", "goodput_rps")]
-    rows += [
-        (
-            f"{m[:-2].upper()} p50 / p90 / p99 / p99.9 (ms)",
-            " / ".join(f"{s[m][q] * 1e3:.1f}" for q in ("p50", "p90", "p99", "p99.9")),
-        )
-        for m in ("ttft_s", "tpot_s", "itl_s", "e2e_s")
-    ]
-    if s["role_switches"]:
-        done = ", ".join(
-            f"#{w['instance']} -> {w['role']} at {w['t_s']:.1f} s" for w in s["role_switches"]
-        )
-        rows.append(("role switches", done))
-    if s["prefix_hit_rate"] > 0:
-        rows.append(("prefix-cache hit rate", f"{s['prefix_hit_rate']:.3f} of prompt tokens"))
-    rows.append(("SLO attainment", f"{s['slo']['attainment']:.3f}"))
-    emit(s, as_json, lambda c: c.print(kv_table(f"simulate {deployment}", rows)))
-
-
-def _write(res: Any, o: dict[str, Any]) -> None:
-    """Per-request rows, the instances' timeline (CSV, or Parquet by extension) and the
-    Chrome trace, where asked for."""
-    if o["requests_out"]:
-        _write_table(res.request_table(), o["requests_out"])
-    if o["timeline_out"]:
-        _write_table(res.timeline_table(), o["timeline_out"])
-    if o["trace_out"]:
-        try:
-            Path(o["trace_out"]).write_text(json.dumps(res.chrome_trace()))
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", path=o["trace_out"]) from exc
-
-
-def _write_table(table: dict[str, Any], path: str) -> None:
-    """Columns -> Parquet (a .parquet name) or CSV with a header row."""
-    try:
-        if path.endswith(".parquet"):
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            pq.write_table(pa.table(table), path)
-        else:
-            import numpy as np
-
-            cols = list(table)
-            data = np.column_stack([table[c] for c in cols]) if cols else np.zeros((0, 0))
-            header = ",".join(cols)
-            np.savetxt(path, data, delimiter=",", header=header, comments="", fmt="%.9g")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
-
-
 def register(app: typer.Typer) -> None:
     @app.command("simulate")
     def simulate_cmd(
-        model: str = typer.Option(..., "--model", help="model name from the catalog"),
+        model: str = typer.Option(
+            ...,
+            "--model",
+            help="a catalog model (see `pdplan models`), its Hugging Face id (e.g. "
+            "Qwen/Qwen3-32B, Qwen/Qwen3-32B-FP8) or the path of a config.json",
+        ),
         gpu: str = typer.Option(
             ..., "--gpu", help="GPU name from the catalog (a pool may name its own: '4P:tp4@h100')"
         ),
@@ -184,7 +151,13 @@ def register(app: typer.Typer) -> None:
             "('4P:tp4@h100+8D:tp8@h200', 'tp4x2@h100+tp8@b200')",
         ),
         workload: str = typer.Option(
-            ..., "--workload", help="trace FILE or 'poisson:rate=10,n=5000,isl=..,osl=..'"
+            ...,
+            "--workload",
+            help="a trace FILE (replays its timestamps, or see --rate / --clients) or a "
+            "synthetic spec: poisson:rate=R,n=N (open loop, R req/s) or closed:c=C,n=N "
+            "(C closed-loop clients; add think=S for S s between a client's requests), "
+            "each with isl=.. and osl=..: N, uniform:LO:HI or lognormal:MEAN:SIGMA "
+            "(a missing isl / osl is 1024 / 256, with a note)",
         ),
         duration: float = typer.Option(None, "--duration", help="only arrivals before this (s)"),
         routing: str = typer.Option(
@@ -199,7 +172,11 @@ def register(app: typer.Typer) -> None:
             None,
             "--chunk",
             min=1,
-            help="agg chunked-prefill token budget (default: the engine's, x DP ranks)",
+            help="chunked prefill, tokens per step: on an aggregated instance the budget of "
+            "a mixed step, decodes included (default: the engine's, x DP ranks); on a prefill "
+            "instance the most prompt tokens of a step, long prompts split into chunks "
+            "(default: whole prompts, up to the engine's token budget); decode instances "
+            "ignore it",
         ),
         engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
         weight_dtype: str = typer.Option(
@@ -265,7 +242,12 @@ def register(app: typer.Typer) -> None:
         skip_bad: bool = typer.Option(
             False, "--skip-bad", help="trace FILE: skip malformed rows (counted) instead of failing"
         ),
-        as_json: bool = typer.Option(False, "--json"),
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help="print the summary as JSON (percentiles in s, per-instance load; warnings "
+            "stay on stderr)",
+        ),
     ) -> None:
         """Simulate a deployment on a workload: tail TTFT / TPOT / ITL, SLO attainment, goodput."""
         positive = (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot))

@@ -41,7 +41,8 @@ def parse_deployment(text: str) -> list[Pool]:
                 f"deployment {text!r} has {what}; pools are joined by '+' (or ','), "
                 "e.g. 'tp4x2' or '4P:tp4+8D:tp8'"
             )
-    pools = [_pool(p, text) for p in parts]
+    spelt = [p.strip() for p in re.split(r"[+,]", text.strip())]  # as typed, for messages
+    pools = [_pool(p, text, typed) for p, typed in zip(parts, spelt, strict=True)]
     roles = {p.role for p in pools}
     if "agg" in roles and len(roles) > 1:
         raise ConfigError(
@@ -53,23 +54,32 @@ def parse_deployment(text: str) -> list[Pool]:
     return pools
 
 
-def _pool(part: str, text: str) -> Pool:
-    """One pool: 'NP:layout' / 'ND:layout' / '[agg:]layout[xN]', then an optional '@gpu'."""
+def _pool(part: str, text: str, typed: str) -> Pool:
+    """One pool: 'NP:layout' / 'ND:layout' / '[agg:]layout[xN]', then an optional '@gpu'.
+    `part` is lower-cased; `typed` is the same pool as the user spelt it (for messages)."""
     body, at, gpu = part.partition("@")
     if at and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", gpu):
-        raise ConfigError(f"pool {part!r} in deployment {text!r}: expected a GPU name after '@'")
+        raise ConfigError(f"pool {typed!r} in deployment {text!r}: expected a GPU name after '@'")
+    if re.fullmatch(r"\d+[pd]:?", body):
+        name, _, where = typed.partition("@")
+        name = name.rstrip(":")
+        raise ConfigError(
+            f"deployment {text!r}: pool {name!r} has no layout: write it as "
+            f"{name}:tp8{'@' + where if at else ''} (any layout: tpN, tpN-ppM, dpN-epN, ...)"
+        )
     m = re.fullmatch(r"(\d+)([pd]):(.+)", body)
     if m:
         role = "prefill" if m.group(2) == "p" else "decode"
-        return Pool(role, _count(int(m.group(1)), text), _layout(m.group(3), text), gpu or None)
+        lay = _layout(m.group(3), text, part, typed)
+        return Pool(role, _count(int(m.group(1)), text), lay, gpu or None)
     if ":" in body.removeprefix("agg:"):
         raise ConfigError(
-            f"cannot read pool {part!r} in deployment {text!r}; use e.g. '4P:tp4+8D:tp8'"
+            f"cannot read pool {typed!r} in deployment {text!r}; use e.g. '4P:tp4+8D:tp8'"
         )
     body = body.removeprefix("agg:")
     m = re.fullmatch(r"(.+?)x(\d+)", body)
     layout, n = (m.group(1), int(m.group(2))) if m else (body, 1)
-    return Pool("agg", _count(n, text), _layout(layout, text), gpu or None)
+    return Pool("agg", _count(n, text), _layout(layout, text, part, typed), gpu or None)
 
 
 def _count(n: int, text: str) -> int:
@@ -78,10 +88,14 @@ def _count(n: int, text: str) -> int:
     return n
 
 
-def _layout(text: str, whole: str) -> Layout:
+def _layout(text: str, whole: str, part: str, typed: str) -> Layout:
+    """Layout `text`, a piece of the lower-cased pool `part`; errors quote it as typed."""
     try:
         return Layout.parse(text.replace("x", "-"))
     except ConfigError as exc:
+        at = part.find(text)
+        if len(typed) == len(part) and at >= 0:
+            text = typed[at : at + len(text)]
         raise ConfigError(f"deployment {whole!r}: cannot read layout {text!r}: {exc}") from exc
 
 
