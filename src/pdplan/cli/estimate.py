@@ -7,7 +7,8 @@ from typing import Any
 import typer
 
 from pdplan.cli._common import context_warning, emit, kv_table
-from pdplan.errors import ConfigError
+from pdplan.errors import ConfigError, DoesNotFitError
+from pdplan.plan.layout_pick import DEFAULT_LAYOUT_HELP
 
 __all__ = ["register"]
 
@@ -22,6 +23,7 @@ def _render(out: dict[str, Any]) -> Any:
                 f"{out['mode']}, ISL {out['isl']}, OSL {out['osl']}, "
                 f"{out['concurrency']} clients, {out['gpus']} GPUs",
             ),
+            ("layout", _layout_text(out)),
             ("TTFT", f"{e['ttft_ms']:.1f} ms"),
             ("TPOT", f"{e['tpot_ms']:.2f} ms"),
             (
@@ -36,31 +38,44 @@ def _render(out: dict[str, Any]) -> Any:
         if out["mode"] == "disagg":
             rows.append(("KV transfer", f"{out['kv_transfer_ms']:.1f} ms per request"))
         con.print(kv_table("pdplan estimate (steady state, closed loop)", rows))
+        if out.get("layout_note"):
+            con.print(f"note: {out['layout_note']}", markup=False)
 
     return render
+
+
+def _layout_text(out: dict[str, Any]) -> str:
+    """The instance layout(s) and, disaggregated, the instance counts."""
+    if out["mode"] == "agg":
+        return str(out["layout"])
+    return (
+        f"prefill {out['prefill_layout']} x {out['prefill_workers']}, "
+        f"decode {out['decode_layout']} x {out['decode_workers']}"
+    )
 
 
 def estimate_cmd(
     model: str = typer.Option("llama-3.1-70b", help="preset name, HF id or path to config.json"),
     gpu: str = typer.Option("h100-sxm", help="GPU name (`pdplan gpus` lists them)"),
     layout: str | None = typer.Option(
-        None, help="agg: instance layout, e.g. tp4, tp8-ep8, dp8-ep8 [default: tp4]"
+        None,
+        help=f"agg: instance layout, e.g. tp4, tp8-ep8, dp8-ep8 (default: {DEFAULT_LAYOUT_HELP})",
     ),
     isl: int = typer.Option(4000, min=1, help="input (prompt) tokens per request"),
     osl: int = typer.Option(500, min=1, help="output tokens per request"),
     concurrency: int = typer.Option(32, "--concurrency", "-c", min=1, help="closed-loop clients"),
     mode: str = typer.Option("agg", help="agg or disagg"),
     prefill_layout: str | None = typer.Option(
-        None, help="disagg: prefill instance layout [default: tp4]"
+        None, help="disagg: prefill instance layout (default: as --layout's default)"
     ),
     decode_layout: str | None = typer.Option(
-        None, help="disagg: decode instance layout [default: tp4]"
+        None, help="disagg: decode instance layout (default: as --layout's default)"
     ),
     prefill_workers: int | None = typer.Option(
-        None, min=1, help="disagg: prefill instances [default: 1]"
+        None, min=1, help="disagg: prefill instances (default: 1)"
     ),
     decode_workers: int | None = typer.Option(
-        None, min=1, help="disagg: decode instances [default: 1]"
+        None, min=1, help="disagg: decode instances (default: 1)"
     ),
     engine: str = typer.Option("vllm", help="vllm, sglang or trtllm (sets efficiencies)"),
     weight_dtype: str | None = typer.Option(
@@ -77,7 +92,6 @@ def estimate_cmd(
 ) -> None:
     """Predict TTFT and TPOT at steady state (what fixed-concurrency benchmarks measure)."""
     from pdplan.catalog import get_gpu, get_model
-    from pdplan.plan.steady import estimate_deployment
 
     if mode not in ("agg", "disagg"):
         raise ConfigError(f"--mode must be agg or disagg, not {mode!r}")
@@ -92,25 +106,84 @@ def estimate_cmd(
             "--decode-workers": decode_workers,
         },
     )
-    spec = get_model(model)
+    spec, g = get_model(model), get_gpu(gpu)
     context_warning(spec, isl + osl, "a request")
-    out = estimate_deployment(
-        spec,
-        get_gpu(gpu),
-        isl=isl,
-        osl=osl,
-        concurrency=concurrency,
-        layout=layout or "tp4",
-        prefill_layout=(prefill_layout or "tp4") if disagg else None,
-        decode_layout=(decode_layout or "tp4") if disagg else None,
-        prefill_workers=prefill_workers or 1,
-        decode_workers=decode_workers or 1,
-        engine=engine,
-        weight_dtype=weight_dtype,
-        kv_dtype=kv_dtype,
-        rounds=rounds,
+    given = {"--prefill-layout": prefill_layout, "--decode-layout": decode_layout}
+    lays, note = _layouts(
+        spec, g, given if disagg else {"--layout": layout}, weight_dtype, kv_dtype
     )
+    kw = {
+        "isl": isl,
+        "osl": osl,
+        "concurrency": concurrency,
+        "prefill_workers": prefill_workers or 1,
+        "decode_workers": decode_workers or 1,
+        "engine": engine,
+        "weight_dtype": weight_dtype,
+        "kv_dtype": kv_dtype,
+        "rounds": rounds,
+    }
+    out = _estimate(spec, g, lays, kw)
+    if note:
+        out["layout_note"] = note
     emit(out, as_json, _render(out))
+
+
+def _layouts(
+    spec: Any, gpu: Any, given: dict[str, str | None], weight_dtype: str | None, kv_dtype: str
+) -> tuple[dict[str, Any], str | None]:
+    """Each layout option's Layout: as given (checked), else the default `pdplan ratio` picks
+    (plan.layout_pick.default_layout); and why the default is not tp4, when it is not."""
+    from pdplan.plan.layout_pick import default_layout
+    from pdplan.plan.steady import valid_layout
+
+    picked: list[str] = []
+    lays = {
+        opt: valid_layout(spec, gpu, text)
+        if text
+        else default_layout(spec, gpu, kv_dtype, picked, weight_dtype)
+        for opt, text in given.items()
+    }
+    return lays, picked[0] if picked else None
+
+
+def _estimate(spec: Any, gpu: Any, lays: dict[str, Any], kw: dict[str, Any]) -> dict[str, Any]:
+    """estimate_deployment; when a layout does not fit, the error says what would."""
+    from pdplan.plan.steady import estimate_deployment
+
+    try:
+        return estimate_deployment(
+            spec,
+            gpu,
+            layout=lays.get("--layout"),
+            prefill_layout=lays.get("--prefill-layout"),
+            decode_layout=lays.get("--decode-layout"),
+            **kw,
+        )
+    except ConfigError as e:
+        try:
+            hints = _fit_hints(spec, gpu, lays, kw)
+        except ConfigError:  # e.g. an unknown dtype: the first error says it
+            hints = ""
+        if not hints:
+            raise
+        need, have = getattr(e, "need_bytes", 0.0), getattr(e, "have_bytes", 0.0)
+        raise DoesNotFitError(f"{e}; {hints}", need_bytes=need, have_bytes=have) from None
+
+
+def _fit_hints(spec: Any, gpu: Any, lays: dict[str, Any], kw: dict[str, Any]) -> str:
+    """For each layout that does not fit (weights, or KV for one request where the instance
+    decodes), what would: a wider TP/EP layout in the node, FP8 weights or FP8 KV."""
+    from pdplan.plan.layout_pick import fit_hint, fits
+
+    wd, kvd = kw["weight_dtype"], kw["kv_dtype"]
+    hints = []
+    for opt, lay in lays.items():
+        n = 0 if opt == "--prefill-layout" else kw["isl"] + kw["osl"]  # KV tokens it must hold
+        if not fits(spec, gpu, lay, weight_dtype=wd, kv_dtype=kvd, tokens=n):
+            hint = fit_hint(spec, gpu, lay, opt, weight_dtype=wd, kv_dtype=kvd, tokens=n)
+            hints.append(f"{opt} {lay}: {hint}")
+    return "; ".join(hints)
 
 
 def _check_mode_options(

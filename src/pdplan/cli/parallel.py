@@ -154,33 +154,40 @@ def _render(data: dict[str, Any]) -> Any:
     return render
 
 
+def _no_verdict(rows: list[dict[str, Any]]) -> str:
+    """Why no layout can be ranked: none fits (the least short named), or no cost model."""
+    short = [r for r in rows if r.get("shortfall_gib")]
+    if short and len(short) == len(rows):
+        least = min(short, key=lambda r: r["shortfall_gib"])
+        return (
+            f"no layout fits: even {least['layout']} is short by {least['shortfall_gib']:.1f} "
+            "GiB per GPU, so the seed rule's pick cannot run either (more GPUs, a GPU with "
+            "more memory or lower-precision weights)"
+        )
+    return "cost model unavailable or no layout fits: no comparison with the seed rule"
+
+
 def _verdict(rows: list[dict[str, Any]], seed: str, at: str) -> tuple[str | None, str]:
-    """Best = highest decode tok/s per GPU among fitting layouts whose TP stays in a node."""
+    """Best = highest decode tok/s per GPU among fitting layouts whose TP stays in one node
+    (TP over PCIe between NVLink pairs is ranked: the cost model prices it); the message
+    names that criterion. On a tie the seed pick wins (e.g. tp8-sp vs tp8)."""
     scored = [r for r in rows if "decode_tps_per_gpu" in r and not r["tp_crosses_nodes"]]
     if not scored:
-        short = [r for r in rows if r.get("shortfall_gib")]
-        if short and len(short) == len(rows):
-            least = min(short, key=lambda r: r["shortfall_gib"])
-            return None, (
-                f"no layout fits: even {least['layout']} is short by {least['shortfall_gib']:.1f} "
-                "GiB per GPU, so the seed rule's pick cannot run either (more GPUs, a GPU with "
-                "more memory or lower-precision weights)"
-            )
-        return None, "cost model unavailable or no layout fits: no comparison with the seed rule"
-    best = max(scored, key=lambda r: r["decode_tps_per_gpu"])
+        return None, _no_verdict(rows)
+    best = max(scored, key=lambda r: (r["decode_tps_per_gpu"], r["layout"] == seed))
     b = best["layout"]
+    crit = f"the highest decode tok/s per GPU of the fitting layouts with TP inside {at}"
     if b == seed:
-        return b, f"the cost model agrees: {b} has the highest decode tok/s per GPU {at}"
+        return b, f"the cost model agrees: {b} has {crit}"
     seed_row = next((r for r in rows if r["layout"] == seed), None)
     if seed_row is None or "decode_tps_per_gpu" not in seed_row:
-        gain = " (the seed pick does not fit in memory)"
+        why = "the seed pick does not fit in memory"
     else:
-        gain = (
-            f" ({best['decode_tps_per_gpu'] / seed_row['decode_tps_per_gpu']:.2f}x the seed "
-            f"pick's decode tok/s per GPU"
-        )
-        gain += "; the seed pick's TP crosses nodes)" if seed_row["tp_crosses_nodes"] else ")"
-    return b, f"the cost model disagrees: {b} is best {at}{gain}"
+        x = seed_row["decode_tps_per_gpu"] / best["decode_tps_per_gpu"]
+        why = f"the seed pick {seed} reaches {x:.2f}x {b}'s decode tok/s per GPU"
+        if seed_row["tp_crosses_nodes"]:
+            why += ", but its TP crosses nodes, so it is not ranked"
+    return b, f"the cost model disagrees: {b} has {crit}; {why}"
 
 
 def _layout_row(spec: Any, g: Any, lay: Any, context: int, batch: int) -> dict[str, Any]:
@@ -189,8 +196,28 @@ def _layout_row(spec: Any, g: Any, lay: Any, context: int, batch: int) -> dict[s
     chk = check_layout(spec, lay, context_len=context, scaleup_domain=g.scaleup_domain,
                        gpus_per_node=g.gpus_per_node)  # fmt: skip
     return {"layout": str(lay), "gpus": lay.gpus, "warnings": list(chk.warnings),
-            "tp_crosses_nodes": lay.tp > g.scaleup_domain, "notes": list(chk.notes),
+            "tp_crosses_nodes": lay.tp > max(g.scaleup_domain, g.gpus_per_node),
+            "tp_beyond_scaleup": lay.tp > g.scaleup_domain, "notes": list(chk.notes),
             **_perf_row(spec, g, lay, context, batch)}  # fmt: skip
+
+
+def _tp_scope(g: Any) -> str:
+    """Where a ranked layout's TP may reach: one node, or an NVLink domain wider than a node."""
+    if g.scaleup_domain > g.gpus_per_node:
+        return f"one {g.scaleup_domain}-GPU NVLink domain"
+    return f"one {g.gpus_per_node}-GPU node"
+
+
+def _cp_needs_context(lay: Any, context: int) -> None:
+    """Refuse a CP layout at a context too short for CP, naming the --context that allows it."""
+    from pdplan.parallel import CP_MIN_CONTEXT
+
+    if lay.cp > 1 and context < CP_MIN_CONTEXT:
+        raise ConfigError(
+            f"--layout {lay}: CP={lay.cp} at --context {context} gains nothing (below "
+            f"{CP_MIN_CONTEXT} tokens attention is too small a share to hide the K/V ring "
+            f"pass); CP layouts need --context >= {CP_MIN_CONTEXT}"
+        )
 
 
 def parallel_cmd(
@@ -221,11 +248,12 @@ def parallel_cmd(
     shown = Layout.parse(layout) if layout else pick.layout
     if layout and gpus and shown.gpus != n:
         raise ConfigError(f"--layout {shown} uses {shown.gpus} GPUs, --gpus says {n}")
+    _cp_needs_context(shown, context)
     chk = require_valid(spec, shown, context_len=context, **dom)
     best, verdict = _verdict(
         rows,
         str(pick.layout),
-        f"(decode batch <= {batch}, {context}-token context, TP inside the scale-up domain)",
+        f"{_tp_scope(g)} (decode batch <= {batch}, {context}-token context)",
     )
     data = {
         "model": spec.name,

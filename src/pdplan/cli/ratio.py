@@ -11,14 +11,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import context_warning, emit, kv_table
+from pdplan.cli._common import context_warning, emit, kv_table, warn
 from pdplan.errors import ConfigError
+from pdplan.plan.layout_pick import DEFAULT_LAYOUT
 
 __all__ = ["register"]
 
 # Quick-start defaults: the seed's example A workload on the README's job.
-DEFAULT_MODEL, DEFAULT_GPU, DEFAULT_LAYOUT = "llama-3.1-70b", "h100-sxm", "tp4"
+DEFAULT_MODEL, DEFAULT_GPU = "llama-3.1-70b", "h100-sxm"
 SEED_ISL, SEED_OSL, SEED_P, SEED_D = 4000.0, 500.0, 8000.0, 2000.0  # seed s6, example A
+# Largest --tpot taken as seconds, s: no served LLM streams slower than one token per 10 s
+# (published TPOT targets are 10-200 ms), so a larger value is read as milliseconds by mistake.
+MAX_TPOT_S = 10.0
 
 
 def _rates(text: str | None) -> list[float] | None:
@@ -43,19 +47,25 @@ def _numbers_mode(
     return data
 
 
-def _instances(opts: dict[str, Any], spec: Any, gpu: Any, picked: list[str]) -> tuple:
-    """(prefill layout, decode layout, their cost models, decode KV capacity in tokens)."""
+def _instances(
+    opts: dict[str, Any], spec: Any, gpu: Any, picked: list[str], said: list[str]
+) -> tuple:
+    """(prefill layout, decode layout, their cost models, decode KV capacity in tokens); a
+    default layout's why goes to `picked`, the layouts' warnings to stderr and to `said`."""
     from pdplan.parallel import Layout, require_valid
     from pdplan.perf.costmodel import CostModel
     from pdplan.perf.memory import plan_memory
+    from pdplan.plan.layout_pick import default_layout
 
     kvd = opts["kv_dtype"]
     lp, ld = (
-        Layout.parse(opts[k]) if opts[k] else _fitting_layout(spec, gpu, kvd, picked)
+        Layout.parse(opts[k]) if opts[k] else default_layout(spec, gpu, kvd, picked)
         for k in ("prefill_layout", "decode_layout")
     )
-    for lay in (lp, ld):
-        require_valid(spec, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node)
+    dom = {"scaleup_domain": gpu.scaleup_domain, "gpus_per_node": gpu.gpus_per_node}
+    said += [w for lay in dict.fromkeys((lp, ld)) for w in require_valid(spec, lay, **dom).warnings]
+    for w in said:  # e.g. TP wider than the scale-up domain, as `pdplan parallel` warns
+        warn(w)
     cm_p, cm_d = (CostModel(spec, gpu, x, engine=opts["engine"], kv_dtype=kvd) for x in (lp, ld))
     return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
 
@@ -65,11 +75,12 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.catalog.models import get_model
     from pdplan.perf.prefill_rate import loaded_prefill_fn
     from pdplan.plan.ratio import infeasible_note, ratio_from_model
+    from pdplan.plan.ratio_notes import packing_note
     from pdplan.plan.ratio_qps import qps_dependence
 
-    spec, gpu, picked = get_model(opts["model"]), get_gpu(opts["gpu"]), []
+    spec, gpu, picked, said = get_model(opts["model"]), get_gpu(opts["gpu"]), [], []
     _context_check(spec, opts["isl"], opts["osl"], lens)
-    lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked)
+    lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked, said)
     loaded = loaded_prefill_fn(cm_p)  # P at load: prompts packed to the token budget (H4/H5)
     res = ratio_from_model(
         lambda n: loaded(n).per_prompt_s, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
@@ -85,28 +96,14 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
         rho=opts["rho"], rates=opts["rates"], prefill_alone_s=res.prefill_alone_s,
     )  # fmt: skip
     head = {"mode": "model", "model": spec.name, "gpu": gpu.name, "engine": opts["engine"],
-            "prefill_layout": str(lp), "decode_layout": str(ld)}  # fmt: skip
+            "prefill_layout": str(lp), "decode_layout": str(ld), "warnings": said}  # fmt: skip
     out = {**head, **_model_data(res, sweep, lp.gpus, ld.gpus, kv_cap, opts["tpot"])}
     notes = out["notes"]
-    pack = _packing_note(res, loaded(round(res.gpu.isl)), cm_p)
+    pack = packing_note(res, loaded(round(res.gpu.isl)), cm_p)
     notes.insert(notes.index(res.notes[0]) + 1, pack)
     bad = infeasible_note(res, f"{gpu.name} with decode {ld}")
     out["notes"] = ([bad] if bad else []) + picked[:1] + notes  # infeasible: the first line
     return out
-
-
-def _packing_note(res: Any, lp: Any, cm: Any) -> str:
-    """Why P is a loaded instance's (H4/H5): prompts packed to the budget, pp batches in flight."""
-    pp = cm.layout.pp
-    flight = f"; {pp} such batches in flight, one per pipeline stage" if pp > 1 else ""
-    mean = "E[p(I)] = " if res.lengths is not None else ""
-    return (
-        f"P at load: a busy {cm.layout} prefill instance packs waiting prompts into each "
-        f"{cm.step_token_budget}-token batch (the engine's token budget: {lp.per_batch} of "
-        f"{lp.isl} tokens{flight}), sharing each step's weights read: {mean}"
-        f"{res.prefill_s * 1e3:.1f} ms of instance time per prompt vs "
-        f"{res.prefill_alone_s * 1e3:.1f} ms for a prompt prefilled alone"
-    )
 
 
 def _context_check(spec: Any, isl: float, osl: float, lens: Any) -> None:
@@ -120,30 +117,6 @@ def _context_check(spec: Any, isl: float, osl: float, lens: Any) -> None:
         n = round(float(over.sum() if lens.counts is None else lens.counts[over].sum()))
         tokens = int(lens.lengths.max() + osl)
         context_warning(spec, tokens, "requests" if n > 1 else "a request", max(n, 1))
-
-
-def _fitting_layout(spec: Any, gpu: Any, kv_dtype: str, picked: list[str]) -> Any:
-    """The default layout (DEFAULT_LAYOUT) when the model fits it, else the first of wider TP
-    in the node, then PP across nodes, that holds the weights with room for KV."""
-    from pdplan.errors import DoesNotFitError
-    from pdplan.parallel import Layout, check_layout
-    from pdplan.perf.memory import plan_memory
-
-    node, first_err = gpu.gpus_per_node, ""
-    tps = [t for t in (4, 8, 16, 32, 72) if t <= max(node, gpu.scaleup_domain)] or [1]
-    cands = [Layout(tp=t) for t in tps] + [Layout(tp=tps[-1], pp=p) for p in (2, 4, 8)]
-    for lay in cands:
-        if check_layout(spec, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=node).errors:
-            continue
-        try:
-            plan_memory(spec, gpu, lay, kv_dtype=kv_dtype)
-        except DoesNotFitError as e:
-            first_err = first_err or str(e)
-            continue
-        if str(lay) != DEFAULT_LAYOUT and first_err and not picked:
-            picked.append(f"{DEFAULT_LAYOUT} does not fit ({first_err}); using {lay}")
-        return lay
-    raise DoesNotFitError(f"no layout up to {cands[-1]} holds {spec.name}; {first_err}")
 
 
 def _model_data(res: Any, sweep: Any, gp: int, gd: int, kv_cap: int, tpot: float) -> dict:
@@ -240,8 +213,7 @@ def ratio_cmd(
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
-    if not tpot > 0:
-        raise ConfigError(f"--tpot={tpot} must be a positive number of seconds")
+    _check_tpot(tpot)
     from pdplan.plan.ratio_lengths import lengths_option
 
     lens = lengths_option(lengths, isl_dist, isl)
@@ -282,6 +254,17 @@ def ratio_cmd(
     if _reading(lens):
         data["notes"].insert(0 if data["feasible"] else 1, _reading(lens))
     emit(data, as_json, _render(data))
+
+
+def _check_tpot(tpot: float) -> None:
+    """Refuse a TPOT that is not a positive number of seconds, or one given in milliseconds."""
+    if not tpot > 0:
+        raise ConfigError(f"--tpot={tpot} must be a positive number of seconds")
+    if tpot > MAX_TPOT_S:
+        raise ConfigError(
+            f"--tpot is in seconds: did you mean {tpot / 1e3:g}? ({tpot:g} s per output token "
+            f"is past the {MAX_TPOT_S:g} s any served model streams at)"
+        )
 
 
 def _reading(lens: Any) -> str | None:

@@ -117,10 +117,24 @@ def _check_moe(model: ModelSpec, lay: Layout, err: list[str], notes: list[str]) 
 
 
 def _check_span(lay: Layout, domain: int, per_node: int, warn: list[str], notes: list[str]) -> None:
-    if lay.tp > domain:
+    # A node wider than its NVLink domain (A100 PCIe / H100 NVL bridge pairs) joins the domains
+    # over PCIe; perf.collectives.Links times any hop past the domain on the scale-out link.
+    pcie = f"beyond the {domain}-GPU NVLink domain"
+    modelled = "(the cost model times that leg at the scale-out link's bandwidth)"
+    if lay.tp > domain and lay.tp <= per_node:
+        warn.append(
+            f"TP={lay.tp} spans {pcie}: TP traffic crosses PCIe inside the {per_node}-GPU "
+            f"node, every layer's all-reduce leaves NVLink {modelled}"
+        )
+    elif lay.tp > domain:
         warn.append(
             f"TP={lay.tp} crosses nodes (scale-up domain {domain} GPUs): the seed says "
             f"never do it, every layer's all-reduce goes over the NIC"
+        )
+    elif lay.stage_gpus > domain and lay.stage_gpus <= per_node:
+        warn.append(
+            f"stage spans {pcie}: TP*DP*CP={lay.stage_gpus} GPUs, so DP/CP/EP traffic "
+            f"crosses PCIe inside the {per_node}-GPU node {modelled}"
         )
     elif lay.stage_gpus > domain:
         warn.append(
