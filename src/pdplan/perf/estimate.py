@@ -23,6 +23,7 @@ from pdplan.perf.step import BatchShape, causal_pairs
 __all__ = ["Estimate", "estimate_agg", "estimate_disagg"]
 
 MAX_UTIL = 0.97  # cap on the prefill share of time; beyond it the queue grows without bound
+MAX_BURST_STEPS = 512  # start-up iterations priced one by one (later ones repeat the last)
 
 
 @dataclass(frozen=True)
@@ -97,14 +98,17 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     t_dec = cm.decode_step(max(1, round(batch)), ctx) if osl > 1 else 0.0
     # every one of a cohort's `steps` iterations is priced as a full chunk, the last one too
     # (a known over-count for prompts just over the budget: pricing the tail as its own size
-    # matches the simulator at C = 1 but moved the aggregated rows' TTFT median from 26.6 to
-    # 30.0 %, as this steady state spreads cohorts evenly over the cycle while the simulated
-    # closed loop keeps them bunched, TTFT ~1.45x at ISL 8192, C <= 16; benchmarks/README.md)
-    chunk_tokens = min(k * isl, budget)
+    # moved the aggregated rows' TTFT median from 26.7 to 29.2 %, as this steady state spreads
+    # cohorts evenly over the cycle while the simulated closed loop keeps them bunched, ISL
+    # 8192 on Llama-3.1-70B TP4 H100: 2.5 iterations at C = 8-16 where the tail-exact count
+    # gives 1; at C = 2 the simulator's 1 iteration is right and this count doubles it;
+    # benchmarks/README.md) ... except for a single client, whose iterations are its own
+    # prompt alone: nothing can bunch with it, so each chunk is priced at its size
+    chunks = [min(k * isl, budget)] * steps
+    if clients == 1:
+        chunks = [min(budget, isl - j * budget) for j in range(steps)]
     t_mix = (
-        sum(
-            _chunk_step(cm, chunk_tokens, k, isl, ride, ctx, start=j * budget) for j in range(steps)
-        )
+        sum(_chunk_step(cm, c, k, isl, ride, ctx, start=j * budget) for j, c in enumerate(chunks))
         / steps
     )
     avg = t_dec + f * (t_mix - t_dec)
@@ -134,17 +138,38 @@ def _interleaved_share(n_cohorts: int, steps: int, n_steps: int) -> float:
 
 
 def _first_round(cm: CostModel, isl: int, clients: int, ctx: float) -> float:
-    """Mean TTFT of the start-up round: all C prompts arrive at once and are packed into
-    full-budget iterations, n = ceil(C * isl / budget); the decodes of already-prefilled
-    requests ride along (C / 2 on average); prompt j's first token comes after the iteration
-    holding its last token, so the mean is (n + 1) / 2 iterations."""
+    """Mean TTFT of the start-up round: all C prompts arrive at once and are packed in order,
+    the C prompts laid end to end, into iterations of the token budget less the decodes riding
+    in them (the prompts finished so far; vLLM / TensorRT-LLM count decode tokens in the
+    budget); each piece attends to its prompt's earlier tokens, and prompt j's first token
+    comes at the end of the iteration holding its last token. Past MAX_BURST_STEPS
+    iterations each is priced as the last one computed."""
     budget = max(1, cm.step_token_budget)
     total = clients * isl
-    n_iter = math.ceil(total / budget)
-    tokens = min(budget, total)
-    seqs = max(1, min(clients, math.ceil(tokens / isl)))
-    t_it = _chunk_step(cm, tokens, seqs, isl, clients / 2.0 if n_iter > 1 else 0.0, ctx)
-    return (n_iter + 1) / 2.0 * t_it
+    done_at: list[float] = []  # completion time of each prompt, s
+    clock, t_it, pos, steps = 0.0, 0.0, 0, 0
+    while pos < total:
+        decodes = len(done_at)
+        hi = min(total, pos + max(1, budget - decodes))
+        if steps < MAX_BURST_STEPS:
+            t_it = cm.step_time(_burst_shape(pos, hi, isl, decodes, ctx))
+        clock, pos, steps = clock + t_it, hi, steps + 1
+        while len(done_at) < clients and (len(done_at) + 1) * isl <= hi:
+            done_at.append(clock)
+    return sum(done_at) / clients
+
+
+def _burst_shape(lo: int, hi: int, isl: int, decodes: int, ctx: float) -> BatchShape:
+    """Iteration carrying tokens [lo, hi) of prompts laid end to end (isl tokens each) beside
+    `decodes` decoding sequences at context ~ctx."""
+    pairs, seqs, t = 0.0, 0, lo
+    while t < hi:
+        start = t % isl  # offset of this piece inside its prompt
+        n = min(hi - t, isl - start)
+        pairs += causal_pairs(n, start)
+        seqs += 1
+        t += n
+    return BatchShape(hi - lo, pairs, seqs, decodes, int(decodes * ctx))
 
 
 def _agg_prefill_first(
