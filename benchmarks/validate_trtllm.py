@@ -74,19 +74,15 @@ def engine_limits(kv_requests: float, isl: int, osl: int, pp: int = 1) -> tuple[
     capped at 32,768, at least 2,048, rounded up to 256 / 512 / 1,024."""
     raw_bs = min(kv_requests, 4096) / pp
     raw_tok = min(raw_bs * (1 + isl / osl), 32768)
-    if raw_bs < 256:
-        bs = max(64, 32 * math.ceil(raw_bs / 32))
-    elif raw_bs < 1024:
-        bs = 128 * math.ceil(raw_bs / 128)
-    else:
-        bs = 256 * math.ceil(raw_bs / 256)
-    if raw_tok < 4096:
-        tok = max(2048, 256 * math.ceil(raw_tok / 256))
-    elif raw_tok < 8192:
-        tok = 512 * math.ceil(raw_tok / 512)
-    else:
-        tok = 1024 * math.ceil(raw_tok / 1024)
+    bs = max(64, _round_up(raw_bs, ((256, 32), (1024, 128)), 256))
+    tok = max(2048, _round_up(raw_tok, ((4096, 256), (8192, 512)), 1024))
     return bs, tok
+
+
+def _round_up(x: float, bands: tuple[tuple[int, int], ...], last: int) -> int:
+    """x rounded up to the step of the first band (below, step) it is under, else `last`."""
+    step = next((st for below, st in bands if x < below), last)
+    return step * math.ceil(x / step)
 
 
 def simulate_row(row: dict[str, str], engine: str, overrides: dict[str, float]) -> float:
