@@ -230,6 +230,22 @@ def estimate_agg(
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
 
 
+def _prefill_burst(cm: CostModel, isl: int, n: int, per_batch: int) -> float:
+    """Mean TTFT (prefill part) of n prompts arriving at once at a prefill instance that runs
+    them in batches of per_batch whole prompts, one after another: a prompt is done when its
+    batch is. The first arrival starts a batch of its own (an idle scheduler steps on the
+    first request it sees; the rest of the burst lands during that step), as the simulator's
+    instances do."""
+    clock, total, left, m = 0.0, 0.0, n, 1
+    while left > 0:
+        m = min(m, left)
+        clock += cm.prefill_time(isl, m)
+        total += clock * m
+        left -= m
+        m = per_batch
+    return total / n
+
+
 def _require_one_fits(capacity_tokens: int, request_tokens: int, where: str) -> None:
     """A request whose ISL + OSL exceeds the KV pool can never run (engines refuse it)."""
     if capacity_tokens < request_tokens:
@@ -280,7 +296,7 @@ def estimate_disagg(
     budget = max(1, prefill.step_token_budget)
     per_batch = max(1, budget // isl) if isl < budget else 1
     per_prefill = math.ceil(concurrency / max(1, n_prefill))
-    first = prefill.prefill_time(isl, per_prefill) * (per_prefill + 1) / (2.0 * per_prefill)
+    first = _prefill_burst(prefill, isl, per_prefill, per_batch)
     p_batch = prefill.prefill_time(isl, min(per_batch, per_prefill)) / min(per_batch, per_prefill)
     per_dec = concurrency / max(1, n_decode)
     slots = min(per_dec, decode_max_batch or per_dec)
