@@ -63,3 +63,8 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'pdplan' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names too, before first use (dir(), help(), tab completion)."""
+    return sorted({*globals(), *__all__})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -145,11 +146,11 @@ def _check_value(field: str, v: Any, bad: Any) -> Any:
             v = float(v)
         except ValueError:
             raise bad(f"field {field!r} must be a number > 0, got {v!r}") from None
-    num_ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    num_ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
     if field in _INT_FIELDS and not (num_ok and float(v).is_integer()):
         raise bad(f"field {field!r} must be a whole number >= 1, got {v!r}")
     if not num_ok:
-        raise bad(f"field {field!r} must be a number > 0, got {v!r}")
+        raise bad(f"field {field!r} must be a finite number > 0, got {v!r}")
     return int(v) if field in _INT_FIELDS else float(v)
 
 

@@ -45,6 +45,11 @@ _MIN: dict[str, int] = {
     **dict.fromkeys(("o_lora_rank", "o_groups", "hc_mult"), 1),
 }
 
+# config.json key -> largest value it may take. The deepest released LLMs have 126 (Llama 3.1
+# 405B) and 118 (Nemotron-H 56B) layers; 10,000 is far past any real model and keeps the
+# per-layer tables the readers build (one entry per layer) from exhausting memory.
+_MAX: dict[str, int] = dict.fromkeys(("num_hidden_layers", "num_layers", "n_layer"), 10_000)
+
 # the same for keys of nested objects (Kimi linear_attn_config, MiniMax-M3 sparse config)
 _NESTED_MIN: dict[str, dict[str, int]] = {
     "linear_attn_config": {"num_heads": 1, "head_dim": 1, "short_conv_kernel_size": 1},
@@ -134,7 +139,35 @@ def check_config_numbers(t: Mapping[str, Any], where: str) -> None:
                 if inner.get(key) is not None
                 and (p := whole_number_problem(f"{outer}.{key}", inner[key], low))
             ]
+    out += [
+        f"{key} {t[key]} is more than any model has (at most {high:,})"
+        for key, high in _MAX.items()
+        if isinstance(t.get(key), (int, float)) and t[key] > high
+    ]
+    out += _quant_problems(t.get("quantization_config"))
     if not out:  # relations compare numbers already known to be whole and in range
         out = _relation_problems(t)
     if out:
         raise InputError("; ".join(out), path=where)
+
+
+def _quant_problems(quant: Any) -> list[str]:
+    """quantization_config must be an object, and its compressed-tensors / ModelOpt
+    config_groups' weight widths (num_bits) whole numbers."""
+    if not quant:  # absent, null or empty: not quantised
+        return []
+    if not isinstance(quant, Mapping):
+        return [f"quantization_config must be an object, got {type(quant).__name__} {quant!r}"]
+    groups = quant.get("config_groups")
+    if groups is None:
+        return []
+    if not isinstance(groups, Mapping):
+        return [f"quantization_config.config_groups must be an object, got {groups!r}"]
+    out = []
+    for name, g in groups.items():
+        w = g.get("weights") if isinstance(g, Mapping) else None
+        bits = w.get("num_bits") if isinstance(w, Mapping) else None
+        key = f"quantization_config.config_groups.{name}.weights.num_bits"
+        if bits is not None and (p := whole_number_problem(key, bits)):
+            out.append(p)
+    return out

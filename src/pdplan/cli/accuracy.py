@@ -32,9 +32,13 @@ def accuracy_cmd(
     from pdplan.plan.accuracy import run_accuracy, simulate_row
 
     client = _check_options(mode, simulate, client)
+    _check_paths(measured, rows_out)
     kw = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
     preds: list = []
     rep = run_accuracy(measured, mode=mode, collect=preds, **kw)
+    if rep["predicted"] == 0 and rep["skipped"] == 0:
+        what = f"no rows with mode {mode}" if mode else "no data rows (header only)"
+        raise InputError(f"{what}: nothing to predict", path=measured)
     if rows_out:
         _write_rows(rows_out, preds)
         rep["rows_file"] = rows_out
@@ -58,6 +62,30 @@ def _check_options(mode: str | None, simulate: bool, client: str | None) -> str:
     if client not in (None, "auto") and not simulate:
         raise ConfigError(f"--client only applies with --simulate (got --client {client})")
     return client or "fixed"
+
+
+def _check_paths(measured: str, rows_out: str | None) -> None:
+    """Before any row is predicted: the measured file is UTF-8 text (not gzip'd, not Latin-1;
+    the error names the first line that is not), and --rows can be written."""
+    import os
+
+    try:
+        with open(measured, "rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":  # gzip magic (RFC 1952)
+                raise InputError("gzip-compressed: gunzip it first", path=measured)
+            fh.seek(0)
+            for n, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise InputError(
+                        "not UTF-8 text: re-save as UTF-8", path=measured, line=n
+                    ) from None
+    except OSError:
+        return  # the reader names a missing / unreadable file
+    folder = os.path.dirname(os.path.abspath(rows_out)) if rows_out else None
+    if folder is not None and not os.path.isdir(folder):
+        raise InputError(f"cannot write --rows: no folder {folder}", path=rows_out)
 
 
 def _render(rep: dict, con: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from typing import Any
 
@@ -9,6 +10,7 @@ import typer
 from rich.console import Console
 
 from pdplan.cli._common import context_warning, emit, kv_table
+from pdplan.errors import ConfigError
 
 __all__ = ["register"]
 
@@ -36,6 +38,8 @@ def kv_cmd(
     from pdplan.catalog.models import get_model
     from pdplan.perf.kv_transfer import kv_transfer, seed_kv_example
 
+    if link_gbps is not None and not 0 < link_gbps < math.inf:  # nan fails both comparisons
+        raise ConfigError(f"--link-gbps={link_gbps} must be a finite line rate > 0 Gb/s")
     spec = get_model(model)
     gspec = None
     if gpu:

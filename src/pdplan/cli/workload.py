@@ -203,6 +203,7 @@ def convert(
     """Convert a trace to pdplan's layout (Mooncake column names, times in ms)."""
     w = read_workload(src, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
     kind = write_workload(w, dst)
+    notes = w.meta.get("warnings")
     res = {
         "source": src,
         "written": dst,
@@ -210,10 +211,20 @@ def convert(
         "requests": len(w),
         "skipped_total": w.meta.get("skipped_total", 0),
         "skipped": w.meta.get("skipped", {}),
-        "warnings": w.meta.get("warnings", []),
+        "warnings": [*(notes if isinstance(notes, list) else []), *_block_note(w, kind)],
     }
     rows = [(k, v) for k, v in res.items() if v not in ({}, [])]
     emit(res, as_json, lambda con: con.print(kv_table("convert", rows)))
+
+
+def _block_note(w: Any, kind: str) -> list[str]:
+    """The written layout has no block-size field and is read as Mooncake's 512-token blocks."""
+    if not w.has_hashes or w.block_tokens == 512:
+        return []
+    return [
+        f"hash_ids are {w.block_tokens}-token blocks but this {kind} layout is read as 512-token "
+        f"blocks: read it back with --format mooncake --map block_tokens={w.block_tokens}"
+    ]
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from pdplan.errors import InputError
 from pdplan.workload.core import Workload
+from pdplan.workload.formats import PRESETS
 
 __all__ = ["Builder"]
 
@@ -110,6 +111,7 @@ class Builder:
         if self._sess and sum(len(s) for s in self._sess) == self.rows:
             session = _cat(self._sess, np.int64)
         w = Workload(inp, out, arrival, offsets, ids, self.block_tokens, session, self._meta())
+        _check_blocks(w)
         return _sort_by_time(w)
 
     def _arrival(self) -> np.ndarray | None:
@@ -164,3 +166,40 @@ def _sort_by_time(w: Workload) -> Workload:
         return w
     warnings.append(f"timestamps not sorted ({out_of_order} rows go back in time); sorted by time")
     return w.take(np.argsort(w.arrival_s, kind="stable"))
+
+
+_BLOCK_SIZES = (16, 32, 64, 128, 256)  # tokens per KV block in common engines and traces
+
+
+def _check_blocks(w: Workload) -> None:
+    """Warn when rows hold more hash blocks than their prompt has blocks of w.block_tokens
+    (Mooncake: exactly ceil(input / 512)): the hashes were cut at a smaller block size, and
+    prefix hits counted at this size would claim more cached tokens than were reused."""
+    if w.hash_offsets is None or w.hash_ids is None:
+        return
+    counts = np.diff(w.hash_offsets)
+    over = int(np.count_nonzero(counts > _blocks_of(w, w.block_tokens)))
+    if not over:
+        return
+    fits = [b for b in _BLOCK_SIZES if b < w.block_tokens and _fits(w, counts, b)]
+    size, n = (f"probably {fits[-1]} tokens", str(fits[-1])) if fits else ("smaller", "N")
+    fmt = w.meta.get("format")
+    how = (
+        f"--format {fmt} --map block_tokens={n}"
+        if fmt in PRESETS
+        else f"--map ...,block_tokens={n}"
+    )
+    warnings = w.meta["warnings"]
+    assert isinstance(warnings, list)
+    warnings.append(
+        f"{over} rows have more hash blocks than {w.block_tokens}-token blocks cover their "
+        f"prompt; the trace's block size is {size}: give it with {how}"
+    )
+
+
+def _blocks_of(w: Workload, block_tokens: int) -> np.ndarray:
+    return -(-w.input_len.astype(np.int64) // block_tokens)  # ceil(input / block_tokens)
+
+
+def _fits(w: Workload, counts: np.ndarray, block_tokens: int) -> bool:
+    return not bool(np.any(counts > _blocks_of(w, block_tokens)))

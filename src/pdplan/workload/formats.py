@@ -212,10 +212,21 @@ def detect(
         raise InputError("empty file", path=path)
     container = fmt if fmt in CONTAINERS else _container(head, gz)
     columns = _columns(path, container, head)
-    if mapping:
-        return container, _map_from_pairs(mapping, columns, path), fmt or container
+    container, cmap, name = _pick_map(path, fmt, mapping, container, columns)
+    _refuse_duplicates(cmap, columns, path)
+    return container, cmap, name
+
+
+def _pick_map(
+    path: str, fmt: str | None, mapping: dict[str, str] | None, container: str, columns: list[str]
+) -> tuple[str, ColumnMap, str]:
+    """The column map: --map on top of --format's preset (or alone), the preset, or detection."""
     if fmt in PRESETS:
         cmap = PRESETS[fmt]
+        if mapping:  # --map overrides only the keys it names; the preset supplies the rest
+            pairs = _preset_pairs(cmap, columns, mapping)
+            merged = replace(_map_from_pairs(pairs, columns, path), count_cols=cmap.count_cols)
+            return container, merged.present(columns), fmt
         if cmap.input not in columns or cmap.output not in columns:
             raise InputError(
                 f"--format {fmt} needs columns {cmap.input!r} and {cmap.output!r}; "
@@ -223,6 +234,8 @@ def detect(
                 path=path,
             )
         return container, cmap.present(columns), fmt
+    if mapping:
+        return container, _map_from_pairs(mapping, columns, path), fmt or container
     for name, cmap in PRESETS.items():
         if cmap.input in columns and cmap.output in columns:
             return container, cmap.present(columns), name
@@ -231,3 +244,26 @@ def detect(
         "give --format or --map input=COL,output=COL[,time=COL,time_unit=ms]",
         path=path,
     )
+
+
+def _preset_pairs(cmap: ColumnMap, columns: list[str], mapping: dict[str, str]) -> dict[str, str]:
+    """A preset as --map pairs (optional columns only where the file has them), then --map."""
+    have = cmap.present(columns)
+    pairs = {"input": cmap.input, "output": cmap.output, "time_unit": cmap.time_unit}
+    pairs["block_tokens"] = str(cmap.block_tokens)
+    for key in ("time", "hashes", "session"):
+        if getattr(have, key):
+            pairs[key] = getattr(have, key)
+    return {**pairs, **mapping}
+
+
+def _refuse_duplicates(cmap: ColumnMap, columns: list[str], path: str) -> None:
+    """A used column named twice in the header: the fast and careful CSV readers would take
+    different copies, so neither is taken."""
+    used = [cmap.input, cmap.output, cmap.time, cmap.hashes, cmap.session]
+    twice = sorted({c for c in used if c and columns.count(c) > 1})
+    if twice:
+        raise InputError(
+            f"column(s) {twice} appear more than once in the header: rename all but one",
+            path=path,
+        )
