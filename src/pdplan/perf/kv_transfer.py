@@ -10,6 +10,7 @@ uses its own NIC in parallel, so time = latency + max(bytes per sender, bytes pe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from pdplan.catalog.gpu_spec import GPUSpec
@@ -76,8 +77,8 @@ class KVTransfer:
 
 def _link_gbps(path: str, gpu: GPUSpec | None, link_gbps: float | None) -> float:
     if link_gbps is not None:
-        if link_gbps <= 0:
-            raise ConfigError(f"--link-gbps={link_gbps} must be positive")
+        if not (link_gbps > 0 and math.isfinite(link_gbps)):  # NaN / inf: no real link
+            raise ConfigError(f"--link-gbps={link_gbps} must be a positive finite Gb/s")
         return link_gbps
     if gpu is None:
         return KV_PATHS[path]["gbps"]
@@ -161,7 +162,7 @@ def _notes(
         ratio = dtype_bytes(transit) / dtype_bytes(kv)
         out.append(
             f"quantised in transit {kv} -> {transit}: {ratio:.0%} of the bytes "
-            f"(per-block scales not counted)"
+            f"(per-block scales included)"
         )
     if model.mla is not None:
         out.append("MLA latent is the same on every TP rank: one rank per stage sends it")

@@ -259,7 +259,13 @@ def read_measured(path: str | Path) -> Iterator[MeasuredRow | tuple[int, str]]:
         missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
         if missing:
             raise InputError(f"missing column(s): {', '.join(missing)}", path=str(p), line=1)
+        n_fields = len(reader.fieldnames or [])
         for i, row in enumerate(reader, start=2):
+            got = sum(v is not None for k, v in row.items() if k is not None)
+            got += len(row.get(None) or ())  # type: ignore[call-overload]
+            if got != n_fields:  # DictReader fills a short row with None, keeps extras under None
+                yield (i, f"expected {n_fields} comma-separated fields, got {got}")
+                continue
             try:
                 yield _parse(row, i)
             except (ValueError, KeyError, TypeError, InputError) as exc:

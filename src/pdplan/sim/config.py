@@ -103,8 +103,9 @@ class SwitchPolicy(Protocol):
 class SimConfig:
     """The whole simulated cluster.
 
-    kv_bytes_per_token: bytes one token's KV occupies (ModelSpec.kv_bytes_per_token), B.
-    kv_layers: layers whose KV is shipped (layer-by-layer transfer granularity).
+    kv_bytes_per_token: bytes one token's KV occupies (ModelSpec.kv_bytes_per_token), B; 0
+        takes it from the first instance's cost model (its model at its KV dtype).
+    kv_layers: layers whose KV is shipped (layer-by-layer transfer granularity); 0 likewise.
     routing: how a request picks its prefill / agg instance; pairing: how a finished prefill
         picks its decode instance (separate policies, as in SGLang's router).
     transfer_mode: "after" (KV moves once prefill completes) or "layerwise" (overlapped).
@@ -133,8 +134,8 @@ class SimConfig:
     """
 
     instances: tuple[InstanceSpec, ...]
-    kv_bytes_per_token: float = 327_680.0  # Llama-3.1-70B bf16: 2*80*8*128*2 B
-    kv_layers: int = 80
+    kv_bytes_per_token: float = 0.0  # B; 0 = from the instances' cost model (_kv_shape)
+    kv_layers: int = 0  # 0 = from the instances' cost model (_kv_shape)
     routing: str = "least_tokens"
     pairing: str = "least_tokens"
     transfer_mode: str = "after"
@@ -158,6 +159,16 @@ class SimConfig:
     handoff_s: float = 0.0
 
     def __post_init__(self) -> None:
+        kv_b, layers = _kv_shape(self.instances)
+        if not self.kv_bytes_per_token:
+            object.__setattr__(self, "kv_bytes_per_token", kv_b)
+        if not self.kv_layers:
+            object.__setattr__(self, "kv_layers", layers)
+        if not (self.kv_bytes_per_token > 0 and self.kv_layers >= 1):
+            raise ConfigError(
+                f"kv_bytes_per_token={self.kv_bytes_per_token} B and kv_layers="
+                f"{self.kv_layers} must be positive"
+            )
         if self.frontend_s < 0 or self.frontend_token_s < 0:
             raise ConfigError("frontend_s and frontend_token_s must be >= 0")
         if not (self.ttft_overhead_s >= 0 and self.handoff_s >= 0):
@@ -213,3 +224,19 @@ def _check_switch_schedule(cfg: SimConfig) -> None:
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
     if value not in allowed:
         raise ConfigError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")
+
+
+# Without a cost model to ask (a bare StepModel): Llama-3.1-70B at BF16, 2 (K, V) x 80 layers x
+# 8 KV heads x 128 dims x 2 B = 327,680 B per token (meta-llama/Llama-3.1-70B config.json).
+_FALLBACK_KV = (327_680.0, 80)
+
+
+def _kv_shape(instances: tuple[InstanceSpec, ...]) -> tuple[float, int]:
+    """(KV bytes per token, layers) of the first instance's model at its KV dtype, when its
+    step model is a cost model (has .model and .kv_dtype); else the Llama-3.1-70B fallback."""
+    for inst in instances:
+        model = getattr(inst.step_model, "model", None)
+        kv_dtype = getattr(inst.step_model, "kv_dtype", None)
+        if model is not None and kv_dtype is not None:
+            return float(model.kv_bytes_per_token(kv_dtype)), int(model.num_layers)
+    return _FALLBACK_KV
