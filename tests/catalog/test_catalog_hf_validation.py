@@ -143,3 +143,20 @@ def test_no_reference_config_is_refused() -> None:
         d = json.loads(p.read_text())
         check_config_numbers(d.get("text_config") or d, str(p))
         assert model_from_hf_config(p).total_params > 0, p.name
+
+
+def test_more_dense_layers_than_layers_is_refused() -> None:
+    """DeepSeek's first_k_dense_replace past the layer count made the model all dense (a
+    37B DeepSeek-V3) without a word."""
+    cfg = {**LLAMA_7B, "n_routed_experts": 8, "num_experts_per_tok": 2}
+    cfg |= {"moe_intermediate_size": 1024, "first_k_dense_replace": 99}
+    with pytest.raises(InputError, match="first_k_dense_replace 99 cannot exceed"):
+        check_config_numbers(cfg, "config.json")
+
+
+def test_a_config_json_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    from pdplan.catalog.hf_config import load_config_dict
+
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(LLAMA_7B), encoding="utf-8-sig")
+    assert load_config_dict(p)["hidden_size"] == LLAMA_7B["hidden_size"]

@@ -54,7 +54,7 @@ def load_config_dict(path: str | Path) -> dict[str, Any]:
     if p.is_dir():
         p = p / "config.json"
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # -sig: a leading BOM (Windows editors) is skipped
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read config: {e.__class__.__name__}: {e}", path=str(p)) from e
     try:

@@ -116,6 +116,9 @@ def _relation_problems(t: Mapping[str, Any]) -> list[str]:
             out.append(f"{top_k[0]} must be >= 1 with {experts[0]} {experts[1]}, got 0")
         if width and width[1] < 1:
             out.append(f"{width[0]} must be > 0 with {experts[0]} {experts[1]}, got 0")
+    layers, dense = _first(t, ("num_hidden_layers",)), _first(t, ("first_k_dense_replace",))
+    if layers and dense and dense[1] > layers[1]:  # DeepSeek: the first k layers are dense
+        out.append(f"first_k_dense_replace {dense[1]} cannot exceed num_hidden_layers {layers[1]}")
     h, heads = _first(t, ("hidden_size", "d_model", "n_embd")), _first(t, ("num_attention_heads",))
     explicit = _first(t, ("head_dim", "attention_head_dim", "kv_lora_rank"))
     if h and heads and explicit is None and h[1] < heads[1]:  # head_dim = hidden // heads = 0
