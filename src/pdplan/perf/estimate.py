@@ -96,30 +96,42 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     # prompt is the whole iteration
     ride = batch if clients > 1 else 0.0
     t_dec = cm.decode_step(max(1, round(batch)), ctx) if osl > 1 else 0.0
-    # every one of a cohort's `steps` iterations is priced as a full chunk, the last one too
-    # (a known over-count for prompts just over the budget: pricing the tail as its own size
-    # moved the aggregated rows' TTFT median from 26.7 to 29.2 %, as this steady state spreads
-    # cohorts evenly over the cycle while the simulated closed loop keeps them bunched, ISL
-    # 8192 on Llama-3.1-70B TP4 H100: 2.5 iterations at C = 8-16 where the tail-exact count
-    # gives 1; at C = 2 the simulator's 1 iteration is right and this count doubles it;
-    # benchmarks/README.md) ... except for a single client, whose iterations are its own
-    # prompt alone: nothing can bunch with it, so each chunk is priced at its size
+    # a cohort's iterations: with three or more cohorts every one is full (the chain below:
+    # the next cohort's prompt fills what a tail leaves); alone or with one other, the tail
+    # chunk runs at its own size
     chunks = [min(k * isl, budget)] * steps
-    if clients == 1:
-        chunks = [min(budget, isl - j * budget) for j in range(steps)]
+    if n_cohorts <= 2:
+        chunks = [min(budget, k * isl - j * budget) for j in range(steps)]
     t_mix = (
         sum(_chunk_step(cm, c, k, isl, ride, ctx, start=j * budget) for j, c in enumerate(chunks))
         / steps
     )
     avg = t_dec + f * (t_mix - t_dec)
     tpot = t_dec + g * (t_mix - t_dec) if osl > 1 else t_dec
-    wait_steps = n_steps - (osl - 1) - steps
-    # + half an iteration: a returning request lands mid-iteration and waits for the next one
-    # (even a lone cohort's C > 1 requests come back a little apart: the first one starts an
-    # iteration the others wait for); a single client (C = 1) finds the engine idle
-    land = 0.5 * avg if clients > 1 else 0.0
-    ttft = steps * t_mix + wait_steps * avg + land
+    ttft = _chunked_ttft(clients, n_cohorts, steps, n_steps - (osl - 1) - steps, t_mix, avg)
     return ttft, tpot, batch, f, _first_round(cm, isl, clients, ctx)
+
+
+def _chunked_ttft(
+    clients: int, n_cohorts: int, steps: int, wait_steps: int, t_mix: float, avg: float
+) -> float:
+    """Steady-state TTFT of a chunked engine's closed loop, s.
+
+    Cohorts come back in the order their first tokens went out, and those were one prefill
+    iteration apart (each iteration emits one cohort's first tokens; the decode steps between
+    are shared by all), so a round's returns arrive chained: each cohort lands as the one
+    before it starts its prefill and waits that iteration out. With n cohorts in the chain the
+    mean wait is (n - 1) / n of an iteration on top of a cohort's own `steps` (the simulator's
+    closed loop, Llama-3.1-70B TP4 H100, ISL / OSL 1024, C = 64: ~1.9 iterations; the even
+    spread over the cycle assumed before gave 1.5 iterations, half the simulated TTFT). One or
+    two cohorts do not chain: they land half an iteration into the decoding (C > 1) or find
+    the engine idle (C = 1). A prefill-bound cycle adds its wait_steps of queueing.
+    """
+    land = 0.5 * avg if clients > 1 else 0.0  # a return lands mid-iteration
+    ttft = steps * t_mix + wait_steps * avg + land
+    if n_cohorts >= 3 and wait_steps == 0:
+        ttft = max(ttft, (steps + (n_cohorts - 1) / n_cohorts) * t_mix)
+    return ttft
 
 
 def _interleaved_share(n_cohorts: int, steps: int, n_steps: int) -> float:
