@@ -62,7 +62,7 @@ def test_prefill_pool_burst_matches_the_simulator(isl: int, c: int) -> None:
     out 197 ms where the simulator gives 249)."""
     import numpy as np
 
-    from pdplan.perf.estimate import _prefill_burst
+    from pdplan.perf.burst import prefill_burst as _prefill_burst
     from pdplan.sim import Arrivals, SimConfig, simulate
     from pdplan.workload.core import Workload
 

@@ -17,13 +17,13 @@ import math
 from dataclasses import dataclass
 
 from pdplan.errors import ConfigError
+from pdplan.perf.burst import first_round, prefill_burst
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.step import BatchShape, causal_pairs
 
 __all__ = ["Estimate", "estimate_agg", "estimate_disagg"]
 
 MAX_UTIL = 0.97  # cap on the prefill share of time; beyond it the queue grows without bound
-MAX_BURST_STEPS = 512  # start-up iterations priced one by one (later ones repeat the last)
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     avg = t_dec + f * (t_mix - t_dec)
     tpot = t_dec + g * (t_mix - t_dec) if osl > 1 else t_dec
     ttft = _chunked_ttft(clients, n_cohorts, steps, n_steps - (osl - 1) - steps, t_mix, avg)
-    return ttft, tpot, batch, f, _first_round(cm, isl, clients, ctx)
+    return ttft, tpot, batch, f, first_round(cm, isl, clients, ctx)
 
 
 def _chunked_ttft(
@@ -147,41 +147,6 @@ def _interleaved_share(n_cohorts: int, steps: int, n_steps: int) -> float:
     """
     free = n_steps - steps  # iterations: the request's wait + its osl - 1 decodes
     return (n_cohorts - 1) * steps / free if free > 0 else 0.0
-
-
-def _first_round(cm: CostModel, isl: int, clients: int, ctx: float) -> float:
-    """Mean TTFT of the start-up round: all C prompts arrive at once and are packed in order,
-    the C prompts laid end to end, into iterations of the token budget less the decodes riding
-    in them (the prompts finished so far; vLLM / TensorRT-LLM count decode tokens in the
-    budget); each piece attends to its prompt's earlier tokens, and prompt j's first token
-    comes at the end of the iteration holding its last token. Past MAX_BURST_STEPS
-    iterations each is priced as the last one computed."""
-    budget = max(1, cm.step_token_budget)
-    total = clients * isl
-    done_at: list[float] = []  # completion time of each prompt, s
-    clock, t_it, pos, steps = 0.0, 0.0, 0, 0
-    while pos < total:
-        decodes = len(done_at)
-        hi = min(total, pos + max(1, budget - decodes))
-        if steps < MAX_BURST_STEPS:
-            t_it = cm.step_time(_burst_shape(pos, hi, isl, decodes, ctx))
-        clock, pos, steps = clock + t_it, hi, steps + 1
-        while len(done_at) < clients and (len(done_at) + 1) * isl <= hi:
-            done_at.append(clock)
-    return sum(done_at) / clients
-
-
-def _burst_shape(lo: int, hi: int, isl: int, decodes: int, ctx: float) -> BatchShape:
-    """Iteration carrying tokens [lo, hi) of prompts laid end to end (isl tokens each) beside
-    `decodes` decoding sequences at context ~ctx."""
-    pairs, seqs, t = 0.0, 0, lo
-    while t < hi:
-        start = t % isl  # offset of this piece inside its prompt
-        n = min(hi - t, isl - start)
-        pairs += causal_pairs(n, start)
-        seqs += 1
-        t += n
-    return BatchShape(hi - lo, pairs, seqs, decodes, int(decodes * ctx))
 
 
 def _agg_prefill_first(
@@ -242,22 +207,6 @@ def estimate_agg(
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
 
 
-def _prefill_burst(cm: CostModel, isl: int, n: int, per_batch: int) -> float:
-    """Mean TTFT (prefill part) of n prompts arriving at once at a prefill instance that runs
-    them in batches of per_batch whole prompts, one after another: a prompt is done when its
-    batch is. The first arrival starts a batch of its own (an idle scheduler steps on the
-    first request it sees; the rest of the burst lands during that step), as the simulator's
-    instances do."""
-    clock, total, left, m = 0.0, 0.0, n, 1
-    while left > 0:
-        m = min(m, left)
-        clock += cm.prefill_time(isl, m)
-        total += clock * m
-        left -= m
-        m = per_batch
-    return total / n
-
-
 def _require_one_fits(capacity_tokens: int, request_tokens: int, where: str) -> None:
     """A request whose ISL + OSL exceeds the KV pool can never run (engines refuse it)."""
     if capacity_tokens < request_tokens:
@@ -308,7 +257,7 @@ def estimate_disagg(
     budget = max(1, prefill.step_token_budget)
     per_batch = max(1, budget // isl) if isl < budget else 1
     per_prefill = math.ceil(concurrency / max(1, n_prefill))
-    first = _prefill_burst(prefill, isl, per_prefill, per_batch)
+    first = prefill_burst(prefill, isl, per_prefill, per_batch)
     p_batch = prefill.prefill_time(isl, min(per_batch, per_prefill)) / min(per_batch, per_prefill)
     per_dec = concurrency / max(1, n_decode)
     slots = min(per_dec, decode_max_batch or per_dec)
