@@ -225,9 +225,7 @@ def test_gpus_reaching_less_of_their_peak_are_derated_by_measured_mamf() -> None
     fast = CostModel(m, as_fit, lay, "vllm").breakdown(prompt)
     k = mi300x.matmul_eta / FIT_MATMUL_ETA  # type: ignore[operator]
     assert k == pytest.approx(0.659, abs=1e-3)
-    # compute-bound parts take 1 / k longer (to 0.5 %: the de-rated part's lower FLOP:byte
-    # balance also thins its small-M tile padding, efficiency.tile_scale, a 0.3 % effect here)
-    assert fast.gemm / slow.gemm == pytest.approx(k, rel=5e-3)
+    assert fast.gemm / slow.gemm == pytest.approx(k)  # compute-bound parts take 1 / k longer
     assert fast.attention / slow.attention == pytest.approx(k)
     assert fast.comm == slow.comm and slow.total > fast.total
     # the GPUs the efficiencies were fitted on (and an unmeasured one) are not changed

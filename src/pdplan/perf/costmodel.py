@@ -24,8 +24,8 @@ from pdplan.perf.efficiency import (
     check_kv_cache_dtype,
     get_efficiency,
     matmul_scale,
-    tile_scale,
 )
+from pdplan.perf.hardware import padding_cap
 from pdplan.perf.pp import pp_micro_shape
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
@@ -127,8 +127,9 @@ class CostModel(EngineLimits):
             mb=dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype),
             kvb=dtype_bytes(self.kv_dtype),
             fp8_flops=gpu.tflops("fp8") * k,
-            tile=tile_scale(gpu.bf16_tflops, gpu.hbm_tbps, gpu.matmul_eta),
-        )
+            pad_cap=padding_cap(gpu.bf16_tflops * k, self.eff.gemm_eta, gpu.hbm_bytes_per_s,
+                                self.eff.mem_eta),
+        )  # fmt: skip
 
     def _stream_eta(self, dtype: str) -> float:
         """Weight-streaming efficiency of `dtype`'s GEMMs relative to eff.mem_eta."""
@@ -240,7 +241,7 @@ class CostModel(EngineLimits):
                 self._hw.attn_flops,
                 self._hw.hbm,
                 self.eff,
-                tile=self._hw.tile,
+                pad_cap=self._hw.pad_cap,
             )
             self._lm_cache[rows] = hit
         return hit

@@ -21,17 +21,12 @@ __all__ = [
     "check_kv_cache_dtype",
     "get_efficiency",
     "matmul_scale",
-    "tile_scale",
 ]
 
 # Measured MAMF / BF16 peak of the GPUs whose rows the efficiencies were fitted on: H100 / H200
 # 794.5 / 989 = 0.803, B200 1745 / 2250 = 0.776, B300 1769 / 2250 = 0.786 (Bekman's ML
 # Engineering MAMF table, via reference/gpus.csv); the lowest, so that none of them moves.
 FIT_MATMUL_ETA = 1745 / 2250  # B200, 0.7756
-# Machine balance of the fit GPUs: large-GEMM FLOP/s (BF16 peak x matmul_scale) per byte/s of
-# HBM: H100 989 / 3.35 = 295, B200 2250 / 7.7 = 292, GB200 2500 x 0.94 / 8.0 = 294, B300
-# 2250 / 7.75 = 290 FLOP/B; the lowest, so that none of them moves (see tile_scale).
-FIT_BALANCE = 2250 / 7.75  # B300, FLOP/B
 
 ENGINES = ("vllm", "sglang", "trtllm")
 # Other names rows and users give the same engines. ATOM (ROCm/ATOM, AMD's AITER-based
@@ -158,24 +153,6 @@ def matmul_scale(matmul_eta: float | None) -> float:
     GPUs' share, so a GPU that reaches more (A100 0.87) is not credited past them; 1 when
     unmeasured."""
     return 1.0 if matmul_eta is None else min(1.0, matmul_eta / FIT_MATMUL_ETA)
-
-
-def tile_scale(bf16_tflops: float, hbm_tbps: float, matmul_eta: float | None) -> float:
-    """Factor on gemm_m_half for a GPU: its machine balance (large-GEMM FLOP/s per HBM byte/s)
-    over the fit GPUs' (FIT_BALANCE), never above 1.
-
-    gemm_m_half is the tile under-fill the fits measured: a GEMM of M rows costs the compute of
-    M + m_half, i.e. kernels pad small M. GEMM libraries pick their tile shapes per GPU
-    (cuBLAS / CUTLASS heuristics, swap-AB and split-K kernels for decode-sized M) so that a
-    small-M GEMM streams its weights rather than waits on padded math; on a GPU with less
-    compute per byte the same padding would cost more time than its weight stream, and the
-    libraries choose thinner tiles. Scaling the padding by the balance keeps the padded math's
-    share of the weight-stream time what it was on the fit GPUs. Without it a low-FLOP,
-    high-bandwidth part came out compute-bound at batch 1 (H20, 148 TFLOP/s at 4 TB/s,
-    balance 37: Llama-3.1-70B TP4 decode 32.9 ms against 18.5 on H100, whose 3.35 TB/s is
-    slower). H200 206 FLOP/B: x0.71; A100 153: x0.53; MI300X 1307 x 0.66 / 5.3 = 163: x0.56."""
-    balance = bf16_tflops * 1e12 * matmul_scale(matmul_eta) / (hbm_tbps * 1e12)  # FLOP/B
-    return min(1.0, balance / FIT_BALANCE)
 
 
 # KV-cache element types each engine can store (beyond BF16 / FP16): vLLM --kv-cache-dtype

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pdplan.catalog.model_spec import ModelSpec
@@ -62,17 +63,18 @@ def gemm_time(
     hbm: float,
     eff: Efficiency,
     eta_scale: float = 1.0,
-    tile: float = 1.0,
+    pad_cap: float = math.inf,
 ) -> float:
     """Roofline time of an (m x k) @ (k x n) GEMM, seconds.
 
     # compute: 2*m*k*n FLOPs at peak * gemm_eta * m/(m + m_half)  (small-M GEMMs under-fill tiles;
-    #   m_half = gemm_m_half x tile, the GPU's balance factor, efficiency.tile_scale)
+    #   m_half = min(gemm_m_half, pad_cap): Hardware.pad_cap, the padding a library allows)
     # memory: weights k*n*wbytes + activations (m*k + m*n)*2 B at hbm * mem_eta
     """
     if m <= 0:
         return 0.0
-    eta_c = eff.gemm_eta * eta_scale * m / (m + eff.gemm_m_half * tile)
+    m_half = min(eff.gemm_m_half, pad_cap)
+    eta_c = eff.gemm_eta * eta_scale * m / (m + m_half)
     flops = 2.0 * m * k * n
     nbytes = k * n * wbytes + (m * k + m * n) * ACT
     return max(flops / (peak * eta_c), nbytes / (hbm * eff.mem_eta))
@@ -107,8 +109,10 @@ def add_token_parts(
     else:
         w, up = model.intermediate_size, model.ffn_mats - 1  # gate + up, or up alone
         parts.gemm += count * (
-            gemm_time(t_grp, h, up * w / lay.tp, hw.wb, hw.gemm_flops, hw.hbm, eff, tile=hw.tile)
-            + gemm_time(t_grp, w / lay.tp, h, hw.wb, hw.gemm_flops, hw.hbm, eff, tile=hw.tile)
+            gemm_time(
+                t_grp, h, up * w / lay.tp, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap
+            )
+            + gemm_time(t_grp, w / lay.tp, h, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
         )
         parts.comm += count * links.all_reduce(t_grp * h * ACT, lay.tp)
 
@@ -196,7 +200,7 @@ def _attn_proj(
     params = (model.attn_params(kind) - idx) / lay.tp + idx
     h = model.hidden_size
     # treat as a GEMM of k = hidden, n = params / hidden (same FLOPs and weight bytes)
-    return gemm_time(tokens, h, params / h, hw.wb, hw.gemm_flops, hw.hbm, eff, tile=hw.tile)
+    return gemm_time(tokens, h, params / h, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
 
 
 def _linear_attn(
@@ -228,7 +232,7 @@ def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: 
     touched = e_local * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
     assign = tokens * m.experts_per_token / lay.ep  # token-expert pairs on this GPU
     m_per_expert = max(1.0, assign / max(touched, 1e-9))
-    m_half = eff.gemm_m_half * hw.tile  # rows of tile under-fill on this GPU
+    m_half = min(eff.gemm_m_half, hw.pad_cap * eff.moe_eta)  # grouped GEMM: moe_eta of the rate
     eta_c = eff.gemm_eta * eff.moe_eta * m_per_expert / (m_per_expert + m_half)
     mats = model.ffn_mats  # gate, up, down (or up, down for a plain MLP expert)
     flops = 2.0 * assign * mats * h * ie / lay.etp
@@ -238,14 +242,14 @@ def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: 
     h, t_grp = model.hidden_size, tokens / lay.dp
     if m.latent_size:  # hidden -> latent -> hidden projections around the experts, TP-split
         lat = m.latent_size / lay.tp
-        shared += gemm_time(t_grp, h, lat, hw.wb, hw.gemm_flops, hw.hbm, eff, tile=hw.tile)
-        shared += gemm_time(t_grp, lat, h, hw.wb, hw.gemm_flops, hw.hbm, eff, tile=hw.tile)
+        shared += gemm_time(t_grp, h, lat, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
+        shared += gemm_time(t_grp, lat, h, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
     if m.num_shared_experts:
         ws = m.num_shared_experts * m.shared_intermediate_size / lay.tp
         up = (mats - 1) * ws
-        shared += gemm_time(
-            t_grp, h, up, hw.wb, hw.gemm_flops, hw.hbm, eff, tile=hw.tile
-        ) + gemm_time(t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff, tile=hw.tile)
+        shared += gemm_time(t_grp, h, up, hw.wb, hw.gemm_flops, hw.hbm, eff) + gemm_time(
+            t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff
+        )
     return routed + shared
 
 
