@@ -159,6 +159,16 @@ def test_unknown_quantization_is_config_error() -> None:
         model_from_hf_config(dict(LLAMA_8B, quantization_config={"quant_method": "zzz"}))
 
 
+@pytest.mark.parametrize(("dtype", "expected"), [("float16", "fp16"), ("float32", "bf16")])
+def test_torch_dtype_read(dtype: str, expected: str) -> None:
+    assert model_from_hf_config({**LLAMA_8B, "torch_dtype": dtype}).weight_dtype == expected
+
+
+def test_unknown_torch_dtype_is_named() -> None:
+    with pytest.raises(ConfigError, match="unknown torch_dtype 'float8_e5m2'"):
+        model_from_hf_config({**LLAMA_8B, "torch_dtype": "float8_e5m2"})
+
+
 def test_missing_fields_named_in_one_error() -> None:
     d = {k: v for k, v in LLAMA_8B.items() if k not in ("vocab_size", "intermediate_size")}
     d["architectures"] = ["FooForCausalLM"]

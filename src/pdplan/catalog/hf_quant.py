@@ -25,13 +25,19 @@ _METHODS: dict[str, str] = {
     "w8a8": "int8",
 }
 
-# HF torch_dtype -> checkpoint dtype; engines serve fp32 checkpoints in bf16
+# HF torch_dtype -> the dtype an engine serves the weights in. fp32 checkpoints are served in
+# 16 bits: vLLM's and SGLang's `--dtype auto` cast a float32 config to a half type (FP16 in
+# older vLLM, BF16 where the GPU supports it in newer), so they are priced as 2-byte weights.
 _TORCH: dict[str, str] = {
     "bfloat16": "bf16",
+    "bf16": "bf16",
     "float16": "fp16",
+    "fp16": "fp16",
     "half": "fp16",
     "float32": "bf16",
     "float": "bf16",
+    "fp32": "bf16",
+    "auto": "bf16",
 }
 
 
@@ -60,7 +66,13 @@ def weight_dtype_from_config(
 ) -> str:
     """Weight dtype of the released checkpoint: quantization first, then torch_dtype, else bf16."""
     if not quant:
-        return _TORCH.get(str(torch_dtype or "bfloat16").lower().replace("torch.", ""), "bf16")
+        key = str(torch_dtype or "bfloat16").lower().replace("torch.", "")
+        if key not in _TORCH:
+            raise fail(
+                f"unknown torch_dtype {torch_dtype!r} without a quantization_config "
+                f"(expected one of {', '.join(sorted(_TORCH))})"
+            )
+        return _TORCH[key]
     moe_algo = str(quant.get("moe_quant_algo") or "").lower()
     if moe_algo in _METHODS:  # ModelOpt MIXED_PRECISION: experts in moe_quant_algo
         return _METHODS[moe_algo]
