@@ -99,8 +99,18 @@ class Links:
             return all_reduce_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
         d, k = self.domain, math.ceil(n / self.domain)
         intra = all_reduce_s(nbytes, d, self.up_bw, self.up_alpha, self.up_eta)
-        inter = all_reduce_s(nbytes / d, k, self.nic_bw, self.nic_alpha, self.nic_eta)
+        inter = all_reduce_s(
+            nbytes / d, k, self.nic_bw, self._ring_alpha(2 * (k - 1)), self.nic_eta
+        )
         return intra + inter
+
+    def _ring_alpha(self, steps: int) -> float:
+        """Latency of a ring of `steps` sequential hops across the scale-out network, s.
+        # ring latency: steps * per-hop latency (NCCL's tuning model: base + nsteps * hwLat,
+        # nsteps = 2(k-1) for an all-reduce, k-1 for an all-gather over k ranks); a hop is taken
+        # as nic_alpha / 2, so a 2-domain all-reduce (2 hops) costs nic_alpha as a single
+        # message, and 8 domains (14 hops) 7x that: small cross-node messages get slower with k"""
+        return self.nic_alpha * max(1, steps) / 2.0
 
     def all_gather(self, nbytes: float, n: int) -> float:
         """All-gather of an nbytes result; across domains the (k-1)/k remote share rides the
@@ -109,7 +119,7 @@ class Links:
             return all_gather_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
         d, k = self.domain, math.ceil(n / self.domain)
         intra = all_gather_s(nbytes / k, d, self.up_bw, self.up_alpha, self.up_eta)
-        inter = all_gather_s(nbytes / d, k, self.nic_bw, self.nic_alpha, self.nic_eta)
+        inter = all_gather_s(nbytes / d, k, self.nic_bw, self._ring_alpha(k - 1), self.nic_eta)
         return intra + inter
 
     def all_to_all(self, send_bytes: float, n: int) -> float:
