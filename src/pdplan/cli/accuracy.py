@@ -45,6 +45,10 @@ def accuracy_cmd(
     rep["method"] = f"simulate ({client} client)" if simulate else "estimate"
 
     emit(rep, as_json, lambda con: _render(rep, con))
+    if rep["predicted"] == 0:  # every row skipped: the reasons are above, the run failed
+        n = rep["skipped"]
+        what = "the only row could not" if n == 1 else f"none of the {n} rows could"
+        raise InputError(f"{what} be predicted (reasons above)", path=measured)
 
 
 def _check_options(mode: str | None, simulate: bool, client: str | None) -> str:
@@ -71,7 +75,10 @@ def _check_paths(measured: str, rows_out: str | None) -> None:
 
     try:
         with open(measured, "rb") as fh:
-            if fh.read(2) == b"\x1f\x8b":  # gzip magic (RFC 1952)
+            head = fh.read(2)
+            if not head:
+                raise InputError("empty file: expected a header and measured rows", path=measured)
+            if head == b"\x1f\x8b":  # gzip magic (RFC 1952)
                 raise InputError("gzip-compressed: gunzip it first", path=measured)
             fh.seek(0)
             for n, raw in enumerate(fh, start=1):
