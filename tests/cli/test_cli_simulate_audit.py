@@ -122,7 +122,7 @@ def test_the_model_may_be_a_hugging_face_id_or_a_config_json(
         ("2P:tp4+2D:", "pool '2D' has no layout: write it as 2D:tp8"),
         ("2p:tp4+2d@H200-SXM", "pool '2d' has no layout: write it as 2d:tp8@H200-SXM"),
         ("2P@h200-sxm+1D:tp4", "pool '2P' has no layout: write it as 2P:tp8@h200-sxm"),
-        ("2P:TQ4+2D:tp8", "cannot read layout 'TQ4': cannot read layout part 'tq4'"),
+        ("2P:TQ4+2D:tp8", "cannot read layout 'TQ4': cannot read layout part 'TQ4'"),
     ],
 )
 def test_a_pool_without_a_layout_is_named_as_typed(

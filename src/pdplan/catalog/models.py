@@ -20,7 +20,7 @@ from pdplan.catalog.model_spec import (
     ModelSpec,
     MoESpec,
 )
-from pdplan.errors import ConfigError
+from pdplan.errors import ConfigError, InputError
 
 __all__ = ["get_model", "list_models", "resolve_model_name"]
 
@@ -162,6 +162,25 @@ def _looks_like_path(name: str) -> bool:
     return name.endswith(".json") or Path(name).is_file() or (Path(name) / "config.json").is_file()
 
 
+def _missing_path(name: str) -> InputError | None:
+    """The error for a name that is a path but names no config: a folder without a
+    config.json, or a clear path (a .json name, or one starting with '/', '.', '~' or with
+    more than one '/'; an HF id has one) that does not exist. None otherwise."""
+    p = Path(name.strip()).expanduser()
+    if p.is_dir():
+        if (p / "config.json").is_file():
+            return None
+        jsons = sorted(p.glob("*.json"))
+        pick = f"; give one of its {len(jsons)} .json files, e.g. {jsons[0]}" if jsons else ""
+        return InputError(f"no config.json in {name}{pick}")
+    path_like = name.endswith(".json") or name.startswith(("/", ".", "~")) or name.count("/") > 1
+    if path_like and not p.exists():
+        return InputError(
+            "no such file or directory (a model path is a config.json or its folder)", path=name
+        )
+    return None
+
+
 def _unknown(name: str) -> ConfigError:
     base = name.strip().lower().rsplit("/", 1)[-1]
     hits = difflib.get_close_matches(base, [*MODEL_PRESETS, *_ALIASES], n=6, cutoff=0.5)
@@ -182,11 +201,13 @@ def get_model(name_or_path: str) -> ModelSpec:
     key = name_or_path.strip().lower()
     if key in MODEL_PRESETS:
         return _preset(key)
+    if name_or_path.endswith(".json") and not Path(name_or_path).expanduser().exists():
+        raise _missing_path(name_or_path) or _unknown(name_or_path)
     if _looks_like_path(name_or_path):
         return model_from_hf_config(name_or_path)
     found = resolve_model_name(name_or_path)
-    if found is None:
-        raise _unknown(name_or_path)
+    if found is None:  # a path that names no config says so, rather than listing the catalog
+        raise _missing_path(name_or_path) or _unknown(name_or_path)
     spec = _preset(found[0])
     changes: dict[str, Any] = {}
     if found[1]:

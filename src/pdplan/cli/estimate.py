@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import typer
@@ -25,7 +26,10 @@ def _render(out: dict[str, Any]) -> Any:
             ),
             ("layout", _layout_text(out)),
             ("TTFT", f"{e['ttft_ms']:.1f} ms"),
-            ("TPOT", f"{e['tpot_ms']:.2f} ms"),
+            (
+                "TPOT",
+                f"{e['tpot_ms']:.2f} ms" if out["osl"] > 1 else "n/a (one output token: no gap)",
+            ),
             (
                 "throughput",
                 f"{e['throughput_rps']:.2f} req/s, "
@@ -59,7 +63,8 @@ def estimate_cmd(
     gpu: str = typer.Option("h100-sxm", help="GPU name (`pdplan gpus` lists them)"),
     layout: str | None = typer.Option(
         None,
-        help=f"agg: instance layout, e.g. tp4, tp8-ep8, dp8-ep8 (default: {DEFAULT_LAYOUT_HELP})",
+        help="agg: one instance's layout, parts joined with '-', e.g. tp4, tp8-ep8, dp8-ep8 "
+        f"(default: {DEFAULT_LAYOUT_HELP})",
     ),
     isl: int = typer.Option(4000, min=1, help="input (prompt) tokens per request"),
     osl: int = typer.Option(500, min=1, help="output tokens per request"),
@@ -137,6 +142,9 @@ def _layouts(
     from pdplan.plan.layout_pick import default_layout
     from pdplan.plan.steady import valid_layout
 
+    for opt, text in given.items():
+        if text:
+            _one_instance(opt, text)
     picked: list[str] = []
     lays = {
         opt: valid_layout(spec, gpu, text)
@@ -145,6 +153,48 @@ def _layouts(
         for opt, text in given.items()
     }
     return lays, picked[0] if picked else None
+
+
+_COUNTS = {"--prefill-layout": "--prefill-workers", "--decode-layout": "--decode-workers"}
+
+
+def _one_instance(opt: str, text: str) -> None:
+    """Refuse, pointing to the options that say it, a layout option given a deployment
+    (pools, or xN instances: `pdplan simulate --deployment`'s form) or a layout whose parts
+    run together ('tp4ep4')."""
+    from pdplan.sim.deploy import layout_syntax_error, parse_deployment
+
+    if not re.search(r"[+:@]|x\s*\d+\s*$", text.strip(), flags=re.I):
+        bad = layout_syntax_error(text)
+        if bad is not None:
+            raise ConfigError(f"{opt} {text}: {bad}")
+        return
+    head = f"{opt} {text}: estimate's {opt} takes one instance's layout"
+    try:
+        pools = parse_deployment(text)
+    except ConfigError:
+        raise ConfigError(f"{head} (e.g. tp4, tp8-ep8), not a deployment") from None
+    gpus = sorted({p.gpu for p in pools if p.gpu})
+    on = f"; the GPU is --gpu {gpus[0]}" if len(gpus) == 1 else ""
+    if len(pools) == 2 and {p.role for p in pools} == {"prefill", "decode"}:
+        pre, dec = sorted(pools, key=lambda p: p.role != "prefill")
+        raise ConfigError(
+            f"{head}, not P / D pools: use --mode disagg --prefill-layout {pre.layout} "
+            f"--decode-layout {dec.layout} --prefill-workers {pre.count} "
+            f"--decode-workers {dec.count}{on}"
+        )
+    if len(pools) == 1 and pools[0].role == "agg":
+        lay, n = pools[0].layout, pools[0].count
+        if not re.search(r"x\s*\d+\s*(@.*)?$", text.strip(), flags=re.I):
+            raise ConfigError(f"{head}: {opt} {lay}{on}")
+        where = (
+            f"give the count as {_COUNTS[opt]} {n}"
+            if opt in _COUNTS
+            else f"it models one instance under --concurrency clients (`pdplan simulate "
+            f"--deployment {text}` runs {n})"
+        )
+        raise ConfigError(f"{head}, without xN: {opt} {lay}; {where}{on}")
+    raise ConfigError(f"{head} (e.g. tp4, tp8-ep8), not a deployment of several pools")
 
 
 def _estimate(spec: Any, gpu: Any, lays: dict[str, Any], kw: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pdplan.sim import SimConfig, SimResult, build_instances, simulate
 from ._common import console, context_warning
 from ._simulate_report import overload_warning, show, write
 from ._simulate_setup import cost_model, pools_on, prefix_caches, switches
-from ._simulate_setup import workload as workload_of
+from ._simulate_workload import workload as workload_of
 
 __all__ = ["register"]
 
@@ -61,7 +61,7 @@ def _config(
         ttft_slo_s=o["slo_ttft"],
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
-        sample_interval_s=o["sample_interval"],
+        sample_interval_s=o["sample_interval"] or 1.0,
         switches=switches(o["switch"], instances),
         switch_cost_s=o["switch_cost"],
         ttft_overhead_s=eff.ttft_overhead_s,  # the engine's, as `accuracy --simulate` uses
@@ -85,7 +85,7 @@ def _context(spec: Any, wl: Any, n: int) -> None:
     lengths = wl.input_len[:n].astype("int64") + wl.output_len[:n]
     over = int((lengths > spec.max_position_embeddings).sum())
     if over:
-        context_warning(spec, int(lengths.max()), "requests", over)
+        context_warning(spec, int(lengths.max()), "requests" if over > 1 else "a request", over)
 
 
 def _check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
@@ -157,7 +157,7 @@ def register(app: typer.Typer) -> None:
             "synthetic spec: poisson:rate=R,n=N (open loop, R req/s) or closed:c=C,n=N "
             "(C closed-loop clients; add think=S for S s between a client's requests), "
             "each with isl=.. and osl=..: N, uniform:LO:HI or lognormal:MEAN:SIGMA "
-            "(a missing isl / osl is 1024 / 256, with a note)",
+            "(a missing n / isl / osl is 1000 / 1024 / 256, with a note)",
         ),
         duration: float = typer.Option(None, "--duration", help="only arrivals before this (s)"),
         routing: str = typer.Option(
@@ -190,7 +190,13 @@ def register(app: typer.Typer) -> None:
             help="most running sequences per instance "
             "(default: the engine's max_num_seqs / max_running_requests / max_batch_size, x DP)",
         ),
-        pairing: str = typer.Option("least_tokens", "--pairing", help="P -> D pairing policy"),
+        pairing: str = typer.Option(
+            "least_tokens",
+            "--pairing",
+            help="P -> D pairing: round_robin, least_tokens, p2c (power of two choices) or "
+            "local (the least-loaded decode instance on the prefill's node, KV over NVLink; "
+            "else least_tokens)",
+        ),
         transfer: str = typer.Option(
             "after", "--transfer", help="KV transfer: after (prefill done) or layerwise"
         ),
@@ -219,7 +225,7 @@ def register(app: typer.Typer) -> None:
             help="per-instance queue / batch / KV samples over time, CSV or Parquet",
         ),
         sample_interval: float = typer.Option(
-            1.0, "--sample-interval", help="timeline sampling period, s"
+            None, "--sample-interval", help="--timeline-out sampling period, s (default 1)"
         ),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         rate: float = typer.Option(
@@ -240,7 +246,9 @@ def register(app: typer.Typer) -> None:
             None, "--map", help="trace FILE columns: input=COL,output=COL[,time=COL,time_unit=ms]"
         ),
         skip_bad: bool = typer.Option(
-            False, "--skip-bad", help="trace FILE: skip malformed rows (counted) instead of failing"
+            False,
+            "--skip-bad",
+            help="trace FILE: skip malformed rows (a note counts them) instead of failing",
         ),
         as_json: bool = typer.Option(
             False,
@@ -252,8 +260,13 @@ def register(app: typer.Typer) -> None:
         """Simulate a deployment on a workload: tail TTFT / TPOT / ITL, SLO attainment, goodput."""
         positive = (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot))
         for flag, v in (*positive, ("--sample-interval", sample_interval)):
-            if not v > 0:
+            if v is not None and not v > 0:
                 raise ConfigError(f"{flag}={v} must be a positive number of seconds")
+        if sample_interval is not None and not (timeline_out or as_json):
+            raise ConfigError(
+                "--sample-interval sets how often --timeline-out samples the instances (and "
+                "the --json max_queue_sampled): add --timeline-out FILE"
+            )
         opts = {
             "duration": duration, "routing": routing, "exact": exact, "slo_ttft": slo_ttft,
             "slo_tpot": slo_tpot, "chunk": chunk, "requests_out": requests_out,

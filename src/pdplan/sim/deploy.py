@@ -3,6 +3,7 @@ pool optionally on its own GPU type ("4P:tp4@h100+8D:tp8@h200", "tp4x2@h100+tp8@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf.step import StepModel
 from pdplan.sim.config import InstanceSpec
 
-__all__ = ["Pool", "build_instances", "parse_deployment"]
+__all__ = ["Pool", "build_instances", "layout_syntax_error", "parse_deployment"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ def parse_deployment(text: str) -> list[Pool]:
     s = text.strip().lower()
     if not s:
         raise ConfigError("empty deployment; expected e.g. 'tp4x2' or '4P:tp4+8D:tp8'")
+    _refuse_comma(text)
     parts = [p.strip() for p in re.split(r"[+,]", s)]
     for p in parts:
         if not p or re.search(r"\s", p):
@@ -54,12 +56,26 @@ def parse_deployment(text: str) -> list[Pool]:
     return pools
 
 
+def _refuse_comma(text: str) -> None:
+    """A ',' joins P / D pools only ('4P:tp4,8D:tp8'); 'tp4,ep4' is one layout's parts, or
+    two aggregated pools ('+'): refuse it and say both spellings."""
+    for chunk in text.strip().split("+"):
+        pieces = [p.strip() for p in chunk.split(",")]
+        if len(pieces) > 1 and not all(re.match(r"\d+[pd](:|@|$)", p, re.I) for p in pieces):
+            raise ConfigError(
+                f"deployment {text!r}: ',' joins only P / D pools ('4P:tp4,8D:tp8'); a layout's "
+                f"parts are joined with '-' ({'-'.join(pieces)!r}), aggregated pools with '+' "
+                f"({'+'.join(pieces)!r})"
+            )
+
+
 def _pool(part: str, text: str, typed: str) -> Pool:
     """One pool: 'NP:layout' / 'ND:layout' / '[agg:]layout[xN]', then an optional '@gpu'.
     `part` is lower-cased; `typed` is the same pool as the user spelt it (for messages)."""
     body, at, gpu = part.partition("@")
     if at and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", gpu):
         raise ConfigError(f"pool {typed!r} in deployment {text!r}: expected a GPU name after '@'")
+    _refuse_xpyd(body, text)
     if re.fullmatch(r"\d+[pd]:?", body):
         name, _, where = typed.partition("@")
         name = name.rstrip(":")
@@ -70,6 +86,13 @@ def _pool(part: str, text: str, typed: str) -> Pool:
     m = re.fullmatch(r"(\d+)([pd]):(.+)", body)
     if m:
         role = "prefill" if m.group(2) == "p" else "decode"
+        x = re.fullmatch(r"(.+?)x(\d+)", m.group(3))
+        if x:
+            k, name = int(m.group(1)) * int(x.group(2)), m.group(2).upper()
+            raise ConfigError(
+                f"deployment {text!r}: pool {typed!r}: a P / D pool gives its instance count "
+                f"before the colon, not as xN: write {k}{name}:{x.group(1)}"
+            )
         lay = _layout(m.group(3), text, part, typed)
         return Pool(role, _count(int(m.group(1)), text), lay, gpu or None)
     if ":" in body.removeprefix("agg:"):
@@ -79,7 +102,36 @@ def _pool(part: str, text: str, typed: str) -> Pool:
     body = body.removeprefix("agg:")
     m = re.fullmatch(r"(.+?)x(\d+)", body)
     layout, n = (m.group(1), int(m.group(2))) if m else (body, 1)
+    _count_once(layout, n, text, typed)
     return Pool("agg", _count(n, text), _layout(layout, text, part, typed), gpu or None)
+
+
+def _refuse_xpyd(body: str, text: str) -> None:
+    """'2P4D' (the paper shorthand) is two pools: say how to write them."""
+    xpyd = re.fullmatch(r"(\d+)([pd])(\d+)([pd])(:.*)?", body)
+    if xpyd and xpyd.group(2) != xpyd.group(4):
+        a, b = (xpyd.group(i) + xpyd.group(i + 1).upper() for i in (1, 3))
+        raise ConfigError(
+            f"deployment {text!r}: write each pool with its layout, joined by '+': "
+            f"'{a}:tpN+{b}:tpN' (e.g. '{a}:tp4+{b}:tp4')"
+        )
+
+
+def _count_once(layout: str, n: int, text: str, typed: str) -> None:
+    """An aggregated pool's instance count is one 'xN' at its end ('tp4x2'): refuse a second
+    one ('tp4x2x2') or an 'x' without a count >= 1 after it ('tp4x-1')."""
+    again = re.fullmatch(r"(.+?)((?:x\d+)+)", layout)
+    if again:
+        total = n * math.prod(int(c) for c in re.findall(r"\d+", again.group(2)))
+        raise ConfigError(
+            f"deployment {text!r}: pool {typed!r} gives its instance count (xN) more than "
+            f"once; write it once, at the end: {again.group(1)}x{total}"
+        )
+    if re.search(r"x[^a-z]*$", layout):
+        raise ConfigError(
+            f"deployment {text!r}: cannot read layout {typed.partition('@')[0]!r}: the "
+            "instance count after 'x' must be a whole number >= 1 (e.g. tp4x2)"
+        )
 
 
 def _count(n: int, text: str) -> int:
@@ -89,14 +141,58 @@ def _count(n: int, text: str) -> int:
 
 
 def _layout(text: str, whole: str, part: str, typed: str) -> Layout:
-    """Layout `text`, a piece of the lower-cased pool `part`; errors quote it as typed."""
+    """Layout `text`, a piece of the lower-cased pool `part`; errors quote it as typed, and a
+    run-together layout ('tp4ep4') is answered with the whole deployment spelt right."""
+    at = part.find(text)
+    if len(typed) == len(part) and at >= 0:
+        text = typed[at : at + len(text)]
+    fixed = _joined(text)
+    if fixed is not None:
+        spelt = whole.strip().replace(text, fixed, 1) if text in whole else fixed
+        raise ConfigError(
+            f"deployment {whole!r}: cannot read layout {text!r}: a layout's parts are joined "
+            f"with '-': write {spelt!r}"
+        )
+    bad = layout_syntax_error(text)
+    if bad is not None:
+        raise ConfigError(f"deployment {whole!r}: cannot read layout {text!r}: {bad}")
     try:
-        return Layout.parse(text.replace("x", "-"))
+        return Layout.parse(text)
     except ConfigError as exc:
-        at = part.find(text)
-        if len(typed) == len(part) and at >= 0:
-            text = typed[at : at + len(text)]
         raise ConfigError(f"deployment {whole!r}: cannot read layout {text!r}: {exc}") from exc
+
+
+# One layout part (parallel.layout.Layout.parse's keys), and what separates parts there
+_PART = r"(?:tp|dp|adp|pp|etp|ep|moetp|cp)=?\d+|sp"
+_SEP = r"[\s,\-_x]+"
+
+
+def _joined(text: str) -> str | None:
+    """'tp4ep4' -> 'tp4-ep4': the layout with run-together parts joined by '-' (as typed);
+    None when no part is run together or one cannot be read."""
+    fixed: list[str] = []
+    for tok in (t for t in re.split(_SEP, text.strip(), flags=re.I) if t):
+        if not re.fullmatch(f"(?:{_PART})+", tok, flags=re.I):
+            return None
+        fixed += re.findall(_PART, tok, flags=re.I)
+    tokens = [t for t in re.split(_SEP, text.strip(), flags=re.I) if t]
+    return "-".join(fixed) if len(fixed) > len(tokens) else None
+
+
+def layout_syntax_error(text: str) -> str | None:
+    """Why `text` cannot be read as one instance's layout, quoting it as typed ('tp4ep4':
+    parts are joined with '-', write 'tp4-ep4'); None when its parts read (Layout.parse may
+    still refuse their values)."""
+    fixed = _joined(text)
+    if fixed is not None:
+        return f"a layout's parts are joined with '-': write {fixed!r}"
+    for tok in (t for t in re.split(_SEP, text.strip(), flags=re.I) if t):
+        if not re.fullmatch(_PART, tok, flags=re.I):
+            return (
+                f"cannot read layout part {tok!r}; use tpN, dpN, ppN, epN, etpN, cpN or sp, "
+                "joined with '-' (e.g. tp8-ep8)"
+            )
+    return None
 
 
 def build_instances(

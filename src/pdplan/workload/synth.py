@@ -54,6 +54,9 @@ class LengthSpec:
         return np.clip(raw, 1, self.cap).astype(np.int32), clipped
 
 
+_FORMS = {"fixed": "fixed:N", "uniform": "uniform:LO:HI", "lognormal": "lognormal:MEAN:SIGMA[:MAX]"}
+
+
 def parse_length_spec(text: str | int | LengthSpec) -> LengthSpec:
     """'512' | 'fixed:512' | 'uniform:100:2000' | 'lognormal:MEAN:SIGMA[:MAX]'."""
     if isinstance(text, LengthSpec):
@@ -71,8 +74,10 @@ def parse_length_spec(text: str | int | LengthSpec) -> LengthSpec:
             " or empirical:FILE"
         )
     lo, hi = shapes[kind]
-    if not lo <= len(nums) <= hi or any(not math.isfinite(x) or x < 0 for x in nums):
-        raise InputError(f"bad length spec {text!r}: wrong number or sign of parameters")
+    if not lo <= len(nums) <= hi:
+        raise InputError(f"bad length spec {text!r}: use {_FORMS[kind]}")
+    if any(not math.isfinite(x) or x < 0 for x in nums):
+        raise InputError(f"bad length spec {text!r}: parameters must be finite numbers >= 0")
     if (kind == "fixed" and nums[0] < 1) or (kind == "uniform" and not 1 <= nums[0] <= nums[1]):
         raise InputError(f"bad length spec {text!r}: lengths must be >= 1 (and LO <= HI)")
     if kind == "lognormal" and (nums[0] < 1 or nums[1] <= 0):
@@ -199,8 +204,9 @@ def synthesize(
     dur = parse_duration(str(duration_s)) if duration_s is not None else None
     if n is not None and n <= 0:
         raise InputError("n must be positive")
-    if not (rate > 0 and math.isfinite(rate)) or not (cv > 0 and math.isfinite(cv)):
-        raise InputError("rate and cv must be positive numbers")
+    for name, value in (("rate", rate), ("cv", cv)):  # name only the one that is wrong
+        if not (value > 0 and math.isfinite(value)):
+            raise InputError(f"{name}={value} must be a finite number > 0")
     curve = rate_curve if isinstance(rate_curve, RateCurve) else parse_rate_curve(rate_curve)
     rng = np.random.default_rng(seed)
     t = _arrivals(n, dur, rate, arrival, cv, curve, rng)

@@ -1,0 +1,200 @@
+"""`pdplan simulate`'s traffic: synthetic 'poisson:' / 'closed:' specs checked key by key, and
+trace files with their arrivals (helpers of cli/simulate.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from pdplan.errors import ConfigError, InputError
+from pdplan.sim import Arrivals
+
+from ._common import note
+
+__all__ = ["workload"]
+
+# Keys a synthetic workload spec takes, by kind (aliases: isl = input, osl = output,
+# c = concurrency); lengths are pdplan LengthSpecs ('1024', 'lognormal:mean=800,cv=1.2', ...).
+_SPEC_KEYS = {
+    "poisson": ("n", "rate", "isl", "osl"),
+    "closed": ("n", "c", "think", "isl", "osl"),
+}
+_ALIASES = {"input": "isl", "output": "osl", "concurrency": "c"}
+_SPEC_HELP = (
+    "give a trace file, 'poisson:rate=R,n=N,isl=..,osl=..' (open loop) or "
+    "'closed:c=C,n=N,isl=..,osl=..[,think=S]' (C clients)"
+)
+# numeric keys: (whole number?, smallest allowed value, is that bound allowed?, what it counts)
+_NUMBERS = {
+    "n": (True, 1.0, True, "requests"),
+    "c": (True, 1.0, True, "closed-loop clients"),
+    "rate": (False, 0.0, False, "requests/s"),
+    "think": (False, 0.0, True, "seconds between a client's requests"),
+}
+# keys with a default, and what the default means (a note names each one used)
+_DEFAULTS = {"n": ("1000", "requests"), "isl": ("1024", "input"), "osl": ("256", "output")}
+# The trace-reading options as `pdplan simulate` spells them (keys of workload()'s `trace`)
+_TRACE_FLAGS = {
+    "fmt": "--format",
+    "mapping": "--map",
+    "skip_bad": "--skip-bad",
+    "rate": "--rate",
+    "clients": "--clients",
+}
+
+
+def workload(spec: str, duration: float | None, trace: dict[str, Any] | None = None) -> Any:
+    """(Workload, Arrivals) for a trace FILE (its timestamps replayed, or `trace['rate']`
+    Poisson arrivals, or `trace['clients']` closed-loop clients; `trace` also carries the
+    reader's fmt / mapping / skip_bad) or a synthetic 'poisson:...' / 'closed:...' spec."""
+    # 0 is a value given (and refused below), not an option left out
+    t = {k: v for k, v in (trace or {}).items() if v is not None and v is not False}
+    m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
+    if m is None:
+        return _trace_workload(spec, duration, t)
+    _refuse_trace_options(t)
+    kind = m.group(1)
+    kw = _spec_keys(spec, kind, m.group(2))
+    if kind == "closed" and duration is not None:
+        raise ConfigError(
+            "--duration limits open-loop arrivals; a closed loop runs its n requests "
+            "(lower n to shorten it)"
+        )
+    if kind == "poisson" and "rate" not in kw:
+        raise InputError(f"workload spec {spec!r}: give rate=R (open-loop requests/s)")
+    num = {k: _number(spec, k, v) for k, v in kw.items() if k in _NUMBERS}
+    lengths = _lengths(spec, kw)
+    _note_defaults(kind, kw)
+    import pdplan.workload as wlmod
+
+    n = int(num.get("n", int(_DEFAULTS["n"][0])))
+    wl = wlmod.synthesize(n=n, rate=num.get("rate", 1.0), **lengths)  # type: ignore[attr-defined]
+    if kind == "closed":
+        conc = int(num.get("c", 1))
+        return wl, Arrivals("closed", concurrency=conc, think_s=num.get("think", 0.0))
+    return wl, Arrivals("poisson", rate=num["rate"], duration_s=duration)
+
+
+def _number(spec: str, key: str, text: str) -> float:
+    """The value of numeric key `key`, refused unless finite, in range and (n, c) whole."""
+    whole, low, inclusive, what = _NUMBERS[key]
+    try:
+        v, head = float(text), ""
+    except ValueError:
+        v, head = math.nan, "bad number "
+    ok = math.isfinite(v) and (v >= low if inclusive else v > low)
+    if ok and (not whole or v.is_integer()):
+        return v
+    rule = f"must be {'>=' if inclusive else '>'} {low:g} ({'a whole' if whole else 'a finite'} "
+    raise InputError(f"workload spec {spec!r}: {head}{key}={text} {rule}number of {what})")
+
+
+def _lengths(spec: str, kw: dict[str, str]) -> dict[str, str]:
+    """synthesize()'s input / output length specs, each checked here so that its error
+    names the key ('empirical:FILE' is read, and checked, by synthesize)."""
+    from pdplan.workload import parse_length_spec
+
+    out = {}
+    for key in ("isl", "osl"):
+        default, what = _DEFAULTS[key]
+        value = kw.get(key, default)
+        if not value.startswith("empirical:"):
+            try:
+                parse_length_spec(value)
+            except InputError as exc:
+                raise InputError(f"workload spec {spec!r}: {key}: {exc}") from None
+        out[what] = value
+    return out
+
+
+def _note_defaults(kind: str, kw: dict[str, str]) -> None:
+    """One note for a missing n (the request count), one for missing isl / osl."""
+    if "n" not in kw:
+        note(f"the {kind} spec gives no n: it runs n={_DEFAULTS['n'][0]} requests; give n=N")
+    missing = [k for k in ("isl", "osl") if k not in kw]
+    if missing:
+        used = " and ".join(f"{k}={_DEFAULTS[k][0]} ({_DEFAULTS[k][1]} tokens)" for k in missing)
+        note(
+            f"the {kind} spec gives no {' or '.join(missing)}: every request gets {used}; "
+            "give N, uniform:LO:HI or lognormal:MEAN:SIGMA"
+        )
+
+
+def _refuse_trace_options(t: dict[str, Any]) -> None:
+    """A synthetic spec would ignore the trace-file options: name the ones given."""
+    if not t:
+        return
+    flags = [_TRACE_FLAGS.get(k, "--" + k.replace("_", "-")) for k in t]
+    verb = "applies" if len(flags) == 1 else "apply"
+    raise ConfigError(
+        f"{', '.join(flags)} {verb} only to a trace file; a synthetic spec takes its own keys "
+        "('poisson:rate=R,n=N,isl=..,osl=..' or 'closed:c=C,n=N,isl=..,osl=..')"
+    )
+
+
+def _spec_keys(spec: str, kind: str, body: str) -> dict[str, str]:
+    """KEY=VALUE parts of a synthetic spec, aliases resolved; unknown, misplaced or
+    repeated keys are errors (a key the kind does not use would be silently ignored)."""
+    parts = [p.strip() for p in body.split(",") if p.strip()]
+    bare = [p for p in parts if "=" not in p]
+    if bare:
+        raise InputError(f"workload spec {spec!r}: {', '.join(bare)} is not KEY=VALUE")
+    kw: dict[str, str] = {}
+    for part in parts:
+        key, value = (x.strip() for x in part.split("=", 1))
+        name = _ALIASES.get(key.lower(), key.lower())
+        if name not in _SPEC_KEYS[kind]:
+            other = "closed" if kind == "poisson" else "poisson"
+            what = f"{other}-only key" if name in _SPEC_KEYS[other] else "unknown key"
+            raise InputError(
+                f"workload spec {spec!r}: {what} {key!r} ({kind} takes "
+                f"{', '.join(_SPEC_KEYS[kind])})"
+            )
+        if name in kw:
+            raise InputError(f"workload spec {spec!r}: {name} given twice")
+        kw[name] = value
+    return kw
+
+
+def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any:
+    """A trace file with its arrivals: timestamps, --rate (Poisson) or --clients (closed)."""
+    import pdplan.workload as wlmod
+
+    if not Path(spec).exists() and not spec.startswith(("http://", "https://")):
+        kind = re.fullmatch(r"([A-Za-z_]+):.*", spec.strip())
+        what = f"unknown synthetic workload kind {kind.group(1)!r}" if kind else "no such file"
+        raise InputError(f"{what}: {_SPEC_HELP}", path=spec)
+    rate, clients = t.pop("rate", None), t.pop("clients", None)
+    if rate is not None and clients is not None:
+        raise ConfigError("give --rate (open loop) or --clients (closed loop), not both")
+    if rate is not None and not (rate > 0 and math.isfinite(rate)):
+        raise ConfigError(f"--rate={rate:g} must be > 0 requests/s (a finite number)")
+    if clients is not None and duration is not None:
+        raise ConfigError("--duration limits open-loop arrivals; with --clients all requests run")
+    wl = wlmod.read_workload(  # type: ignore[attr-defined]
+        spec, fmt=t.get("fmt"), mapping=t.get("mapping"), skip_bad=bool(t.get("skip_bad"))
+    )
+    _note_skipped(wl.meta, spec)
+    if clients is not None:
+        return wl, Arrivals("closed", concurrency=int(clients))
+    if rate is not None:
+        return wl, Arrivals("poisson", rate=float(rate), duration_s=duration)
+    if not wl.has_times:
+        raise InputError(
+            "the trace has no timestamps: give --rate R (Poisson arrivals at R requests/s) or "
+            "--clients C (C closed-loop clients) to replay its lengths",
+            path=spec,
+        )
+    return wl, Arrivals("trace", duration_s=duration)
+
+
+def _note_skipped(meta: dict[str, Any], spec: str) -> None:
+    """With --skip-bad: say how many malformed rows the reader left out, and the first."""
+    n = int(meta.get("skipped_total") or 0)
+    if not n:
+        return
+    first = (meta.get("skipped_examples") or ["?"])[0]
+    rows = "row" if n == 1 else "rows"
+    note(f"skipped {n:,} malformed {rows} of {spec} (first: {first})")
