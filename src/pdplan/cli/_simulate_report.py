@@ -15,16 +15,14 @@ from rich.table import Table
 
 from pdplan.errors import InputError
 from pdplan.sim import Pool, SimResult
-from pdplan.sim.state import DONE, DROPPED
+from pdplan.sim.state import DONE
 
-from ._common import emit, kv_table, warn
+from ._common import emit, kv_table
 
 __all__ = ["overload_warning", "secs", "show", "write"]
 
 GROUP_ABOVE = 8  # more instances than this: one row per pool (identical instances grouped)
-MIN_REQUESTS = 20  # fewer: too few arrivals to tell a rate from noise
-OVERLOAD = 0.9  # served / offered below this: the cluster does not keep up
-_ROLE_NAMES = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
+_QS = ("p50", "p90", "p99", "p99.9")
 
 
 def secs(x: float) -> str:
@@ -41,7 +39,13 @@ def secs(x: float) -> str:
 
 
 def show(s: dict[str, Any], res: SimResult, deployment: str, as_json: bool) -> None:
-    """The summary (JSON, or a table of latencies and SLOs and one of the instances' load)."""
+    """The summary (JSON, or a table of latencies and SLOs and one of the instances' load).
+    A run whose every request was dropped has nothing to show: one error line says why."""
+    if s["requests"] and s["dropped"] == s["requests"]:
+        raise InputError(
+            f"all {s['requests']:,} requests were dropped ({_reasons(s['drop_reasons'])}), "
+            "so there are no latencies to report"
+        )
 
     def render(c: Console) -> None:
         c.print(kv_table(f"simulate {deployment}", _summary_rows(s)))
@@ -50,21 +54,33 @@ def show(s: dict[str, Any], res: SimResult, deployment: str, as_json: bool) -> N
     emit(s, as_json, render)
 
 
+def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -> None:
+    """Warn when open-loop arrivals outpace the cluster (see cli/_simulate_overload.py)."""
+    from ._simulate_overload import overload_warning as check
+
+    check(s, res, pools)
+
+
+def _reasons(reasons: dict[str, int]) -> str:
+    """'2 empty prompt or output; 1 prompt exceeds ...', most frequent first."""
+    return "; ".join(f"{n:,} {why}" for why, n in sorted(reasons.items(), key=lambda x: -x[1]))
+
+
 def _summary_rows(s: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [
         (k, f"{s[k]:,}") for k in ("requests", "finished", "dropped", "preemptions")
     ]
+    if s["dropped"]:
+        rows[2] = ("dropped", f"{s['dropped']:,} ({_reasons(s['drop_reasons'])})")
     if s["unfinished"]:
         rows.insert(2, ("unfinished", f"{s['unfinished']:,} (still queued when the run ended)"))
     rows.append(("throughput_rps", f"{s['throughput_rps']:.3f} req/s"))
     rows.append(("goodput_rps", f"{s['goodput_rps']:.3f} req/s (finished within both SLOs)"))
-    rows += [
-        (
-            f"{m[:-2].upper()} p50 / p90 / p99 / p99.9 (ms)",
-            " / ".join(f"{s[m][q] * 1e3:.1f}" for q in ("p50", "p90", "p99", "p99.9")),
-        )
-        for m in ("ttft_s", "tpot_s", "itl_s", "e2e_s")
-    ]
+    metrics = [("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2E", "e2e_s")]
+    if any(i["role"] != "agg" for i in s["instances"]):  # disaggregated: TTFT's P -> D part
+        metrics += [("wait for decode slot", "decode_slot_wait_s")]
+        metrics += [("KV transfer", "kv_transfer_s")]
+    rows += [(f"{name} p50 / p90 / p99 / p99.9 (ms)", _ms(s[key])) for name, key in metrics]
     if s["role_switches"]:
         done = ", ".join(
             f"#{w['instance']} -> {w['role']} at {w['t_s']:.1f} s" for w in s["role_switches"]
@@ -78,10 +94,16 @@ def _summary_rows(s: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
+def _ms(p: dict[str, float]) -> str:
+    """'12.4 / 13.3 / 14.2 / 14.6' (ms); '-' for a percentile with no sample (NaN)."""
+    return " / ".join(f"{p[q] * 1e3:.1f}" if math.isfinite(p[q]) else "-" for q in _QS)
+
+
 def _load_table(s: dict[str, Any], res: SimResult) -> Table:
     """One row per instance, or per pool of identical instances when there are many: busy
     share, time-averaged queued / running requests, the prefill queue wait (arrival -> prefill
-    start) of the prompts it prefilled and, disaggregated, the KV transfers it received."""
+    start) of the prompts it prefilled and, disaggregated, the wait for a slot (prefill end ->
+    KV transfer start) and the KV transfers (on the wire) of the requests it decoded."""
     insts = s["instances"]
     disagg = any(i["role"] != "agg" for i in insts)
     groups = _groups(insts)
@@ -93,7 +115,7 @@ def _load_table(s: dict[str, Any], res: SimResult) -> Table:
     heads = ["pool" if pooled else "instance", "utilisation", "queued", "running"]
     heads.append("prefill queue p50 / p99" if disagg else "queue p50 / p99")
     if disagg:
-        heads.append("KV transfer p50 / p99")
+        heads += ["decode slot wait p50 / p99", "KV transfer p50 / p99"]
     for h in heads:
         t.add_column(h, justify="left" if h in ("pool", "instance") else "right")
     c = res.columns
@@ -104,7 +126,9 @@ def _load_table(s: dict[str, Any], res: SimResult) -> Table:
         on_p = done & np.isin(c["p_inst"], idx)
         row.append(_p50_p99(c["pf_start"][on_p] - c["arrival"][on_p]))
         if disagg:
-            row.append(_p50_p99(c["xfer_s"][done & np.isin(c["d_inst"], idx)]))
+            on_d = done & np.isin(c["d_inst"], idx)
+            row.append(_p50_p99(np.maximum(c["xfer_start"][on_d] - c["pf_end"][on_d], 0.0)))
+            row.append(_p50_p99(c["xfer_s"][on_d]))
         t.add_row(*row)
     return t
 
@@ -138,89 +162,12 @@ def _p50_p99(x: np.ndarray) -> str:
     return f"{secs(float(p50))} / {secs(float(p99))}"
 
 
-def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -> None:
-    """Warn when open-loop arrivals outpace what the cluster serves, so that queues grow
-    until arrivals stop: rates compare the middle 90 % of arrivals with the middle 90 % of
-    first tokens (robust to a short run's latency and to long outputs)."""
-    rates = _rates(res)
-    if rates is None or rates[1] >= OVERLOAD * rates[0]:
-        return
-    offered, served = rates
-    warn(
-        f"overloaded: requests arrive at {offered:.3g} req/s but are served at only "
-        f"{served:.3g} req/s ({100 * served / offered:.0f} %), so queues grow until arrivals stop "
-        f"(TTFT p50 {secs(s['ttft_s']['p50'])}, p99 {secs(s['ttft_s']['p99'])}); "
-        + _bottleneck(s["instances"], pools, offered / served)
-    )
-
-
-def _rates(res: SimResult) -> tuple[float, float] | None:
-    """(arrivals, first tokens) per second over the middle 90 % of each, of the requests not
-    dropped; None with too few requests or all arriving at once."""
-    c = res.columns
-    live = np.isfinite(c["arrival"]) & (c["state"] != DROPPED)
-    arrived = np.sort(c["arrival"][live])
-    served = np.sort(c["first"][live & np.isfinite(c["first"])])
-    if min(len(arrived), len(served)) < MIN_REQUESTS:
-        return None
-    offered = _mid_rate(arrived)
-    return None if math.isinf(offered) else (offered, _mid_rate(served))
-
-
-def _mid_rate(t: np.ndarray) -> float:
-    """Events per second between the 5th and the 95th percentile of the sorted times t."""
-    i, j = int(0.05 * len(t)), int(0.95 * len(t)) - 1
-    span = float(t[j] - t[i])
-    return (j - i) / span if span > 0 else math.inf
-
-
-def _bottleneck(insts: list[dict[str, Any]], pools: Sequence[Pool], factor: float) -> str:
-    """Which role's instances are saturated (busy near all the time, with the longest
-    queues), and how many of them would serve the offered load."""
-    by_role: dict[str, list[dict[str, Any]]] = {}
-    for i in insts:
-        by_role.setdefault(i["role"], []).append(i)
-    stats = {
-        r: (
-            float(np.mean([i["utilisation"] for i in g])),
-            float(np.mean([i["mean_queue"] for i in g])),
-        )
-        for r, g in by_role.items()
-    }
-    busy = [r for r, (u, _) in stats.items() if u >= OVERLOAD]
-    role = max(busy, key=lambda r: stats[r][1]) if busy else max(stats, key=lambda r: stats[r][0])
-    u, q = stats[role]
-    what = _ROLE_NAMES.get(role, role)
-    state = "saturated" if busy else "the busiest"
-    return (
-        f"the {what} instances are {state} (busy {100 * u:.0f} % of the time, "
-        f"{q:,.1f} requests queued on each on average): {_more(role, pools, factor)}"
-    )
-
-
-def _more(role: str, pools: Sequence[Pool], factor: float) -> str:
-    """'add prefill instances (about 4P:tp4 instead of 2P:tp4 for this load)'."""
-    what = _ROLE_NAMES.get(role, role)
-    mine = [p for p in pools if p.role == role]
-    if len(mine) != 1:
-        return f"add {what} instances"
-    p = mine[0]
-    at = f"@{p.gpu}" if p.gpu else ""
-
-    def spelt(n: int) -> str:
-        if role == "agg":
-            return f"{p.layout}{f'x{n}' if n > 1 else ''}{at}"
-        return f"{n}{role[0].upper()}:{p.layout}{at}"
-
-    need = max(p.count + 1, math.ceil(p.count * factor))
-    return f"add {what} instances (about {spelt(need)} instead of {spelt(p.count)} for this load)"
-
-
 def write(res: SimResult, o: dict[str, Any]) -> None:
-    """Per-request rows, the instances' timeline (CSV, or Parquet by extension) and the
-    Chrome trace, where asked for."""
+    """Per-request rows (instances by name, states by name), the instances' timeline (CSV, or
+    Parquet by extension) and the Chrome trace, where asked for; docs/simulate-outputs.md
+    describes them."""
     if o["requests_out"]:
-        _write_table(res.request_table(), o["requests_out"])
+        _write_table(res.request_table(labels=True), o["requests_out"])
     if o["timeline_out"]:
         _write_table(res.timeline_table(), o["timeline_out"])
     if o["trace_out"]:
@@ -230,20 +177,23 @@ def write(res: SimResult, o: dict[str, Any]) -> None:
             raise InputError(f"cannot write: {exc.strerror}", path=o["trace_out"]) from exc
 
 
-def _write_table(table: dict[str, Any], path: str) -> None:
-    """Columns -> Parquet (a .parquet name) or CSV with a header row."""
+def _write_table(table: dict[str, np.ndarray], path: str) -> None:
+    """Columns -> Parquet (a .parquet name) or CSV with a plain header row (names have no
+    commas or quotes, so nothing is quoted; NaN reads 'nan', a missing name is empty)."""
+    import pyarrow as pa
+
+    cols = {k: pa.array(v, type=pa.string()) if v.dtype == object else v for k, v in table.items()}
     try:
-        if path.endswith(".parquet"):
-            import pyarrow as pa
+        if path.lower().endswith(".parquet"):
             import pyarrow.parquet as pq
 
-            pq.write_table(pa.table(table), path)
+            pq.write_table(pa.table(cols), path)
         else:
-            import numpy as np
+            import pyarrow.csv as pc
 
-            cols = list(table)
-            data = np.column_stack([table[c] for c in cols]) if cols else np.zeros((0, 0))
-            header = ",".join(cols)
-            np.savetxt(path, data, delimiter=",", header=header, comments="", fmt="%.9g")
+            with open(path, "wb") as f:
+                f.write((",".join(cols) + "\n").encode())
+                opts = pc.WriteOptions(include_header=False, quoting_style="none")
+                pc.write_csv(pa.table(cols), f, opts)
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror}", path=path) from exc

@@ -21,13 +21,14 @@ __all__ = ["collect", "simulate", "simulate_closed_loop"]
 
 # per-request fields a SimResult keeps (numpy views of Requests' columns)
 _COLUMNS = tuple("arrival pf_start pf_end xfer_s first finish inp out hit preempt p_inst".split())
-_COLUMNS += ("d_inst", "state")
+_COLUMNS += ("d_inst", "state", "xfer_start")
 
 
 def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     """Freeze a finished Simulator into a SimResult."""
     r = sim.req
-    cols = {k: r.column(k) for k in _COLUMNS}
+    n = sim.n_issued_max  # later workload rows (a trace cut by --duration) never arrive
+    cols = {k: r.column(k)[:n] for k in _COLUMNS}
     arr = cols["arrival"]
     start = float(np.nanmin(arr[warmup:])) if np.isfinite(arr[warmup:]).any() else 0.0
     end = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else sim.loop.now
@@ -82,11 +83,14 @@ def _time_averages(
     cols: dict[str, np.ndarray], n_inst: int, total: float, cfg: SimConfig
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per instance, time-averaged (waiting, running) request counts over [0, total], by
-    Little's law: L = (sum of the times requests spent in the state there) / total. Waiting:
-    arrival -> prefill start on a prefill / aggregated instance, KV arrival + PD hand-off ->
-    first token on a decode instance; running: prefill start -> end on a prefill instance,
-    first token -> finish on a decode / aggregated one. A state still open at the end counts
-    up to `total`; requests never issued (NaN arrival), not placed or dropped count nothing.
+    Little's law: L = (sum of the times requests spent in the state there) / total.
+    Waiting: arrival -> prefill start on a prefill / aggregated instance; prefill end ->
+    transfer start on a decode instance (its admission queue, which the timeline's `queued`
+    counts; it includes any time parked with no decode instance to go to). Running: prefill
+    start -> end on a prefill instance; KV delivered (+ PD hand-off) -> finish on a decode
+    instance (it joins the batch at the next step boundary; that step emits its first token);
+    first token -> finish on an aggregated one. A state still open at the end counts up to
+    `total`; requests never issued (NaN arrival), not placed or dropped count nothing.
     Summed in slices of requests, so the temporaries stay small for million-request runs."""
 
     def per_inst(where: np.ndarray, a: np.ndarray, b: np.ndarray, live: np.ndarray) -> np.ndarray:
@@ -99,17 +103,19 @@ def _time_averages(
     for lo in range(0, len(cols["arrival"]), step):
         c = {k: cols[k][lo : lo + step] for k in _TIME_COLUMNS}
         p, d, live = c["p_inst"], c["d_inst"], c["state"] != DROPPED
-        kv_in = c["pf_end"] + np.nan_to_num(c["xfer_s"]) + cfg.handoff_s  # decode takes it
         wait += per_inst(p, c["arrival"], c["pf_start"], live)
-        wait += per_inst(d, kv_in, c["first"], live)
-        dec += per_inst(np.where(d >= 0, d, p), c["first"], c["finish"], live)
-        if cfg.disaggregated:  # a prompt being prefilled runs on its prefill instance
-            dec += per_inst(p, c["pf_start"], c["pf_end"], live)
+        if cfg.disaggregated:
+            wait += per_inst(d, c["pf_end"], c["xfer_start"], live)  # for a decode slot
+            dec += per_inst(p, c["pf_start"], c["pf_end"], live)  # being prefilled
+            kv_in = np.fmax(c["pf_end"], c["xfer_start"]) + c["xfer_s"] + cfg.handoff_s  # s
+            dec += per_inst(d, kv_in, c["finish"], live)
+        else:
+            dec += per_inst(p, c["first"], c["finish"], live)
     return wait / total, dec / total
 
 
 _TIME_COLUMNS = ("p_inst", "d_inst", "state", "arrival", "pf_start", "pf_end", "xfer_s")
-_TIME_COLUMNS += ("first", "finish")
+_TIME_COLUMNS += ("xfer_start", "first", "finish")
 
 
 def simulate(

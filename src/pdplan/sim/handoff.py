@@ -109,7 +109,8 @@ class HandoffMixin:
                 t = end + self.cfg.link_latency_s
         else:
             nb = r.pf_end[rid]
-        r.xfer_s[rid] = t - nb  # KV transfer time after prefill, as TTFT sees it
+        s = r.xfer_start[rid]  # admitted by d then; before, it waited for a decode slot
+        r.xfer_s[rid] = t - (s if s > nb else nb)  # on the wire after prefill and admission
         t += self.cfg.handoff_s  # PD hand-off: proxy, connector notice, decode-side poll
         if t > now:
             self.loop.schedule(t, PRIO_NETWORK, d.deliver, rid)

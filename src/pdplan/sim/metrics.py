@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from pdplan.sim.runs import RunLog
-from pdplan.sim.state import DONE
+from pdplan.sim.state import DONE, STATE_NAMES
 
 __all__ = ["QUANTILES", "SimResult", "percentiles"]
 
@@ -30,12 +30,14 @@ class SimResult:
 
     TTFT = first token at the client - arrival. Aggregated: queue + prefill (all chunks).
     Disaggregated (as a client sees it through a PD proxy that hands the request to decode,
-    e.g. vLLM's toy proxy): prefill queue + prefill + KV transfer (+ link latency) + PD
-    hand-off (SimConfig.handoff_s) + decode admission wait + the first decode step, which
-    emits the first token. Both add `first_token_delay_s` (SimConfig.ttft_overhead_s): the
-    client sees the first token that long after the engine emits it (response start: HTTP
-    headers, detokeniser hand-off); later tokens catch up, so E2E, TPOT, ITL and a
-    closed-loop client's cycle are the engine's (throughput x mean E2E = clients).
+    e.g. vLLM's toy proxy): prefill queue + prefill + wait for a decode slot (batch and KV
+    room: metric "slot_wait") + KV transfer (+ link latency: "xfer") + PD hand-off
+    (SimConfig.handoff_s) + the wait for the next decode step boundary + the first decode
+    step, which emits the first token. Both add `first_token_delay_s`
+    (SimConfig.ttft_overhead_s): the client sees the first token that long after the engine
+    emits it (response start: HTTP headers, detokeniser hand-off); later tokens catch up, so
+    E2E, TPOT, ITL and a closed-loop client's cycle are the engine's (throughput x mean E2E
+    = clients).
     TPOT = (E2E - TTFT) / (output - 1); ITL = every gap between consecutive tokens.
     """
 
@@ -56,7 +58,9 @@ class SimResult:
     first_token_delay_s: float = 0.0
 
     def metric(self, name: str) -> np.ndarray:
-        """ttft, tpot, e2e, queue (prefill queue wait) or xfer per measured request."""
+        """ttft, tpot, e2e, queue (prefill queue wait), xfer (KV on the wire) or slot_wait
+        (disaggregated: prefill end -> KV transfer start, waiting for a decode slot) per
+        measured request."""
         c = self.columns
         ok = (c["state"] == DONE) & (np.arange(len(c["state"])) >= self.warmup)
         if name == "ttft":
@@ -71,6 +75,8 @@ class SimResult:
             v = c["pf_start"] - c["arrival"]
         elif name == "xfer":
             v = c["xfer_s"]
+        elif name == "slot_wait":  # NaN (skipped) where no transfer started: aggregated
+            v = np.maximum(c["xfer_start"] - c["pf_end"], 0.0)  # layer-wise may start early
         else:
             raise KeyError(name)
         return v[ok]
@@ -112,6 +118,7 @@ class SimResult:
             "e2e_s": percentiles(e2e),
             "queue_s": percentiles(self.metric("queue")),
             "kv_transfer_s": percentiles(self.metric("xfer")),
+            "decode_slot_wait_s": percentiles(self.metric("slot_wait")),
             "prefix_hit_rate": self.prefix_hit_rate(),
             "preemptions": self.preemptions,
             "slo": {"ttft_s": self.slo[0], "tpot_s": self.slo[1], "attainment": att},
@@ -129,23 +136,29 @@ class SimResult:
 
     def timeline_table(self) -> dict[str, np.ndarray]:
         """Every instance's samples, by time: t_s, instance (index in the summary's
-        `instances`), queued (requests waiting there), running (sequences in its batch),
-        kv_tokens (KV slots in use). Samples are taken at step boundaries, at most one per
-        SimConfig.sample_interval_s; an idle instance records none."""
+        `instances`), name (e.g. prefill0:tp4), queued (requests waiting there: prompts to
+        prefill, and on a decode instance those waiting for a slot), running (sequences in its
+        batch), kv_tokens (KV slots in use). Samples are taken at step boundaries, at most one
+        per SimConfig.sample_interval_s; an idle instance records none."""
         parts = [
             (np.full(len(i["timeline"]), i["index"]), i["timeline"])
             for i in self.instances
             if len(i["timeline"])
         ]
         if not parts:
-            keys = ("t_s", "instance", "queued", "running", "kv_tokens")
-            return {k: np.zeros(0) for k in keys}
+            keys = ("t_s", "instance", "name", "queued", "running", "kv_tokens")
+            return {k: np.zeros(0, dtype=object if k == "name" else float) for k in keys}
         idx = np.concatenate([p[0] for p in parts])
         s = np.concatenate([p[1] for p in parts])
         order = np.argsort(s[:, 0], kind="stable")
         s, idx = s[order], idx[order]
-        return {"t_s": s[:, 0], "instance": idx, "queued": s[:, 1], "running": s[:, 2],
-                "kv_tokens": s[:, 3]}  # fmt: skip
+        return {"t_s": s[:, 0], "instance": idx, "name": self._names()[idx], "queued": s[:, 1],
+                "running": s[:, 2], "kv_tokens": s[:, 3]}  # fmt: skip
+
+    def _names(self) -> np.ndarray:
+        """Instance names by index, then '' (so that index -1, no instance, reads '')."""
+        by_idx = sorted(self.instances, key=lambda i: i["index"])
+        return np.array([str(i["name"]) for i in by_idx] + [""], dtype=object)
 
     def prefix_hit_rate(self) -> float:
         """Prompt tokens served from prefix caches / prompt tokens, over measured requests
@@ -156,44 +169,53 @@ class SimResult:
         total = float(np.sum(c["inp"][started]))
         return float(np.sum(c["hit"][started])) / total if total > 0 else 0.0
 
-    def request_table(self) -> dict[str, np.ndarray]:
-        """Per-request rows (for CSV / Parquet), NaN where a stage did not happen."""
+    def request_table(self, labels: bool = False) -> dict[str, np.ndarray]:
+        """One row per request that arrived (id: its index in the workload), NaN where a
+        stage did not happen; docs/simulate-outputs.md describes the columns. p_inst / d_inst
+        are instance indices (-1: none) and state a code (sim.state: 1 unfinished, 2 done,
+        3 dropped), or with labels instance names ('' for none) and STATE_NAMES."""
         c = self.columns
-        keys = (
-            "arrival",
-            "inp",
-            "out",
-            "hit",
-            "p_inst",
-            "d_inst",
-            "pf_start",
-            "pf_end",
-            "xfer_s",
-            "first",
-            "finish",
-            "preempt",
-            "state",
-        )
-        t = {k: c[k] for k in keys}
-        t["ttft"] = c["first"] - c["arrival"] + self.first_token_delay_s
+        arrived = np.isfinite(c["arrival"])
+        sel = slice(None) if arrived.all() else np.flatnonzero(arrived)  # views when all did
+        g = {k: c[k][sel] for k in _ROW_FIELDS}
+        t = {"id": np.arange(len(arrived))[sel]}
+        t.update({k: g[k] for k in _ROW_FIELDS[:9]})  # arrival .. xfer_start
+        t["slot_wait"] = np.maximum(g["xfer_start"] - g["pf_end"], 0.0)  # s, NaN: aggregated
+        t.update({k: g[k] for k in _ROW_FIELDS[9:]})  # xfer_s .. state
+        t["ttft_overhead"] = np.full(len(t["id"]), self.first_token_delay_s)  # s, the engine's
+        t["ttft"] = g["first"] - g["arrival"] + self.first_token_delay_s  # at the client
         t["tpot"] = np.where(
-            c["out"] > 1, (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1), np.nan
+            g["out"] > 1, (g["finish"] - g["first"]) / np.maximum(g["out"] - 1, 1), np.nan
         )
-        t["e2e"] = c["finish"] - c["arrival"]
+        t["e2e"] = g["finish"] - g["arrival"]
+        if labels:
+            names = self._names()
+            t["p_inst"], t["d_inst"] = names[g["p_inst"]], names[g["d_inst"]]
+            t["state"] = np.array(STATE_NAMES, dtype=object)[g["state"]]
         return t
 
     def chrome_trace(self) -> dict[str, Any]:
-        """Chrome trace-event JSON (chrome://tracing, Perfetto): one track per instance."""
-        ev = [
-            {
-                "name": kind,
-                "ph": "X",
-                "pid": 0,
-                "tid": idx,
-                "ts": t * 1e6,
-                "dur": d * 1e6,
-                "args": {"tokens_or_steps": n, "batch": b},
-            }
-            for idx, kind, t, d, n, b in (self.trace_events or [])
+        """Chrome trace-event JSON (chrome://tracing, Perfetto): one track (thread) per
+        instance, named as in the summary, with its prefill / decode / swap steps; role
+        switches are instant events on the switching instance's track."""
+        ev: list[dict[str, Any]] = [
+            {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "pdplan simulate"}}
+        ]
+        for i in sorted(self.instances, key=lambda i: i["index"]):
+            track = {"ph": "M", "pid": 0, "tid": i["index"]}
+            ev.append({"name": "thread_name", **track, "args": {"name": str(i["name"])}})
+            ev.append({"name": "thread_sort_index", **track, "args": {"sort_index": i["index"]}})
+        for idx, kind, t, d, n, b in self.trace_events or []:
+            args = {"tokens_or_steps": n, "batch": b}
+            ev.append({"name": kind, "ph": "X", "pid": 0, "tid": idx, "ts": t * 1e6,
+                       "dur": d * 1e6, "args": args})  # fmt: skip
+        ev += [
+            {"name": f"becomes {role}", "ph": "i", "s": "t", "pid": 0, "tid": idx, "ts": t * 1e6}
+            for t, idx, role in self.switches
         ]
         return {"traceEvents": ev, "displayTimeUnit": "ms"}
+
+
+# request_table's columns from SimResult.columns, in file order (slot_wait after xfer_start)
+_ROW_FIELDS = ("arrival", "inp", "out", "hit", "p_inst", "d_inst", "pf_start", "pf_end",
+               "xfer_start", "xfer_s", "first", "finish", "preempt", "state")  # fmt: skip

@@ -1,19 +1,24 @@
-"""Per-request simulator state as flat typed columns (~105 B per request in all)."""
+"""Per-request simulator state as flat typed columns (~113 B per request in all)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DONE", "DROPPED", "PENDING", "RUNNING", "Requests"]
+__all__ = ["DONE", "DROPPED", "PENDING", "RUNNING", "STATE_NAMES", "Requests"]
 
-PENDING, RUNNING, DONE, DROPPED = 0, 1, 2, 3
+PENDING, RUNNING, DONE, DROPPED = 0, 1, 2, 3  # `state` codes: never arrived (a trace row past
+# the run's end), arrived and not finished, finished, dropped (SimResult.drop_reasons says why)
+STATE_NAMES = ("not_arrived", "unfinished", "done", "dropped")  # by code, for output files
 
 _FLOAT_FIELDS = (
     "arrival",  # s, when the client sent it
     "pf_start",  # s, first prefill chunk started
     "pf_end",  # s, prefill (incl. all chunks) done
-    "xfer_s",  # s, KV transfer duration (disaggregated; the hand-off follows it)
-    "first",  # s, first output token at the client
+    "xfer_start",  # s, KV transfer began: the decode instance admitted it (disaggregated)
+    "xfer_s",  # s, KV on the wire: from the later of prefill end and xfer_start to the last
+    # byte's arrival (+ link latency); the PD hand-off follows it
+    "first",  # s, the engine emitted the first output token (the client sees it
+    # SimConfig.ttft_overhead_s later)
     "finish",  # s, last output token
     "not_before",  # s, earliest KV delivery (layer-wise transfer)
 )
@@ -50,7 +55,7 @@ class Requests:
         self.inp = _column(np.asarray(inp, dtype=np.intc).tobytes(), "i")
         self.out = _column(np.asarray(out, dtype=np.intc).tobytes(), "i")
         self.state = _column(bytes(n), "b")
-        for f in ("pf_start", "pf_end", "first", "finish", "arrival"):
+        for f in ("pf_start", "pf_end", "xfer_start", "first", "finish", "arrival"):
             setattr(self, f, _column(np.full(n, np.nan).tobytes(), "d"))
         self.d_inst = _column(np.full(n, -1, np.intc).tobytes(), "i")
         self.p_inst = _column(np.full(n, -1, np.intc).tobytes(), "i")  # -1: not placed

@@ -1,0 +1,161 @@
+"""`pdplan simulate`'s overload warning: open-loop arrivals that outpace the cluster."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pdplan.sim import Pool, SimResult
+from pdplan.sim.state import DROPPED
+
+from ._common import warn
+from ._simulate_report import secs
+
+__all__ = ["overload_warning"]
+
+MIN_REQUESTS = 20  # fewer: too few arrivals to tell a rate from noise
+OVERLOAD = 0.9  # served / offered below this: the cluster does not keep up
+COMPLETIONS_BEHIND = 0.8  # completions / arrivals below this over the later half of the
+# arrivals: the backlog grows (looser than OVERLOAD: the count in the system fluctuates more
+# than queues in front of first tokens, most near saturation; a healthy run stays >= ~0.9)
+NOISE_SIGMAS = 3.0  # growth of the number in the system that is not noise, in its sd
+SETTLED = 2.0  # x the unloaded E2E: a healthy system's backlog has settled by then
+_ROLE_NAMES = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
+
+
+def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -> None:
+    """Warn when open-loop arrivals outpace what the cluster serves, so that the backlog grows
+    until arrivals stop. Two signs: first tokens fall behind arrivals (queues grow: rates of
+    the middle 90 % of arrivals and of first tokens, robust to a short run's latency and to
+    long outputs), or completions do (a decode-bound batch absorbs the backlog, so queues stay
+    short while every request slows down: see _completion_rates)."""
+    rates = _rates(res)
+    if rates is not None and rates[1] < OVERLOAD * rates[0]:
+        offered, served = rates
+        how = (
+            ", so queues grow until arrivals stop "
+            f"(TTFT p50 {secs(s['ttft_s']['p50'])}, p99 {secs(s['ttft_s']['p99'])})"
+        )
+    else:
+        late = _completion_rates(res)
+        if late is None or late[1] >= COMPLETIONS_BEHIND * late[0]:
+            return
+        offered, served = _mid_rate(_live_arrivals(res)[1]), s["throughput_rps"]
+        how = (
+            f" over the run (and {late[1]:.3g} req/s over the later half of the arrivals), so "
+            "the backlog grows in the batch and the queues until arrivals stop "
+            f"(TPOT p50 {secs(s['tpot_s']['p50'])}, E2E p99 {secs(s['e2e_s']['p99'])})"
+        )
+    factor = offered / served if served > 0 else math.inf
+    warn(
+        f"overloaded: requests arrive at {offered:.3g} req/s but are served at only "
+        f"{served:.3g} req/s ({100 * served / offered:.0f} %){how}; "
+        + _bottleneck(s["instances"], pools, factor)
+    )
+
+
+def _live_arrivals(res: SimResult) -> tuple[np.ndarray, np.ndarray]:
+    """(mask of the requests that arrived and were not dropped, their sorted arrivals)."""
+    c = res.columns
+    live = np.isfinite(c["arrival"]) & (c["state"] != DROPPED)
+    return live, np.sort(c["arrival"][live])
+
+
+def _rates(res: SimResult) -> tuple[float, float] | None:
+    """(arrivals, first tokens) per second over the middle 90 % of each, of the requests not
+    dropped; None with too few requests or all arriving at once."""
+    live, arrived = _live_arrivals(res)
+    c = res.columns
+    served = np.sort(c["first"][live & np.isfinite(c["first"])])
+    if min(len(arrived), len(served)) < MIN_REQUESTS:
+        return None
+    offered = _mid_rate(arrived)
+    return None if math.isinf(offered) else (offered, _mid_rate(served))
+
+
+def _mid_rate(t: np.ndarray) -> float:
+    """Events per second between the 5th and the 95th percentile of the sorted times t."""
+    i, j = int(0.05 * len(t)), int(0.95 * len(t)) - 1
+    span = float(t[j] - t[i])
+    return (j - i) / span if span > 0 else math.inf
+
+
+def _completion_rates(res: SimResult) -> tuple[float, float] | None:
+    """(arrivals, completions) per second between the median and the 95th-percentile arrival,
+    of the requests not dropped. Completions = arrivals - growth of the number in the system,
+    so a healthy run's ratio stays near 1 up to that number's fluctuation. None with too few
+    requests, when the growth is within NOISE_SIGMAS of that fluctuation (the number in a
+    steady system varies about as a Poisson count of mean L, Little's L, so the difference of
+    two samples by sd ~ sqrt(2 L)), or when the unloaded E2E is over 1 / SETTLED of the time
+    from the first arrival to the median (a short burst: its requests are still in flight,
+    which is latency, not a growing backlog)."""
+    live, a = _live_arrivals(res)
+    n = len(a)
+    if n < MIN_REQUESTS:
+        return None
+    lo, hi = float(a[n // 2]), float(a[int(0.95 * n) - 1])
+    c = res.columns
+    if hi <= lo or SETTLED * _unloaded_e2e(res, live) > lo - float(a[0]):
+        return None
+    arrived = int(np.sum((a > lo) & (a <= hi)))
+    fin = c["finish"][live]
+    done = int(np.sum((fin > lo) & (fin <= hi)))
+    if arrived - done < NOISE_SIGMAS * math.sqrt(2.0 * res.little_l + 1.0):
+        return None  # within the fluctuation of a steady number in the system
+    return arrived / (hi - lo), done / (hi - lo)
+
+
+def _unloaded_e2e(res: SimResult, live: np.ndarray) -> float:
+    """s, the median request's E2E on a lightly loaded cluster: the 5th percentiles of TTFT
+    and of TPOT (the requests least slowed by others) with the median output length."""
+    c = res.columns
+    done = live & np.isfinite(c["finish"])
+    out = c["out"][done].astype(np.float64)
+    first, fin = c["first"][done], c["finish"][done]
+    if not len(out):
+        return math.inf
+    ttft = np.percentile(first - c["arrival"][done], 5)
+    multi = out > 1
+    tpot = np.percentile((fin - first)[multi] / (out[multi] - 1), 5) if multi.any() else 0.0
+    return float(ttft + (np.median(out) - 1) * tpot)
+
+
+def _bottleneck(insts: list[dict[str, Any]], pools: Sequence[Pool], factor: float) -> str:
+    """Which role's instances are saturated (busy near all the time, with the longest
+    queues), and how many of them would serve the offered load."""
+    by_role: dict[str, list[dict[str, Any]]] = {}
+    for i in insts:
+        by_role.setdefault(i["role"], []).append(i)
+    keys = ("utilisation", "mean_queue", "mean_running")
+    stats = {r: tuple(float(np.mean([i[k] for i in g])) for k in keys) for r, g in by_role.items()}
+    busy = [r for r, st in stats.items() if st[0] >= OVERLOAD]
+    role = max(busy, key=lambda r: stats[r][1]) if busy else max(stats, key=lambda r: stats[r][0])
+    u, q, run = stats[role]
+    what = _ROLE_NAMES.get(role, role)
+    state = "saturated" if busy else "the busiest"
+    return (
+        f"the {what} instances are {state} (busy {100 * u:.0f} % of the time, "
+        f"{q:,.1f} requests queued and {run:,.1f} in the batch on each on average): "
+        + _more(role, pools, factor)
+    )
+
+
+def _more(role: str, pools: Sequence[Pool], factor: float) -> str:
+    """'add prefill instances (about 4P:tp4 instead of 2P:tp4 for this load)'."""
+    what = _ROLE_NAMES.get(role, role)
+    mine = [p for p in pools if p.role == role]
+    if len(mine) != 1 or not math.isfinite(factor):
+        return f"add {what} instances"
+    p = mine[0]
+    at = f"@{p.gpu}" if p.gpu else ""
+
+    def spelt(n: int) -> str:
+        if role == "agg":
+            return f"{p.layout}{f'x{n}' if n > 1 else ''}{at}"
+        return f"{n}{role[0].upper()}:{p.layout}{at}"
+
+    need = max(p.count + 1, math.ceil(p.count * factor))
+    return f"add {what} instances (about {spelt(need)} instead of {spelt(p.count)} for this load)"
