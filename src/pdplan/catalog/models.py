@@ -181,6 +181,19 @@ def _missing_path(name: str) -> InputError | None:
     return None
 
 
+def _named_dtype(spec: ModelSpec) -> ModelSpec:
+    """A config.json with no quantization block (16-bit weights) whose checkpoint name says it
+    is quantised (…-NVFP4, …-FP8: ModelOpt keeps the scheme in a side hf_quant_config.json,
+    absent here) takes the name's weight dtype, as the same name does in the catalog."""
+    if spec.weight_dtype not in ("bf16", "fp16"):
+        return spec
+    base = re.sub(r"[\s_]+", "-", spec.hf_id.strip().lower()).rsplit("/", 1)[-1]
+    for suffix, dt in _DTYPE_SUFFIXES.items():
+        if base.endswith(suffix):
+            return spec if dt in ("bf16", "fp16") else dataclasses.replace(spec, weight_dtype=dt)
+    return spec
+
+
 def _unknown(name: str) -> ConfigError:
     base = name.strip().lower().rsplit("/", 1)[-1]
     hits = difflib.get_close_matches(base, [*MODEL_PRESETS, *_ALIASES], n=6, cutoff=0.5)
@@ -204,7 +217,7 @@ def get_model(name_or_path: str) -> ModelSpec:
     if name_or_path.endswith(".json") and not Path(name_or_path).expanduser().exists():
         raise _missing_path(name_or_path) or _unknown(name_or_path)
     if _looks_like_path(name_or_path):
-        return model_from_hf_config(name_or_path)
+        return _named_dtype(model_from_hf_config(name_or_path))
     found = resolve_model_name(name_or_path)
     if found is None:  # a path that names no config says so, rather than listing the catalog
         raise _missing_path(name_or_path) or _unknown(name_or_path)

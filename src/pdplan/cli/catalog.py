@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from pdplan.cli._common import emit
@@ -31,6 +33,9 @@ def models_cmd(
             "experts": f"{m.moe.experts_per_token}/{m.moe.num_experts}" if m.moe else "",
             "weight_dtype": m.weight_dtype,
             "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
+            # what each token adds once the sliding windows are full (only full-attention
+            # layers still grow): the figure that sizes long-context KV
+            "kv_bytes_per_token_long_bf16": m.kv_bytes_per_token("bf16", context=_LONG),
             "source": m.source,
         }
         for m in specs
@@ -39,7 +44,8 @@ def models_cmd(
     def render(con) -> None:  # type: ignore[no-untyped-def]
         t = Table(title="models (weights not included; shapes from each config.json)")
         t.add_column("name", no_wrap=True)
-        for c in ("params B (active)", "layers", "attn", "top-k/E", "weights", "KV B/tok"):
+        cols = ("params B (active)", "layers", "attn", "top-k/E", "weights", "KV B/tok")
+        for c in (*cols, "KV B/tok in window"):
             t.add_column(c, justify="right")
         for r in rows:
             t.add_row(
@@ -49,11 +55,26 @@ def models_cmd(
                 f"{r['attention']} {r['layer_kinds']}".strip(),
                 r["experts"],
                 r["weight_dtype"],
-                f"{r['kv_bytes_per_token_bf16']:,.0f}",
+                f"{r['kv_bytes_per_token_long_bf16']:,.0f}",
+                _in_window(r),
             )
         con.print(t)
+        con.print(
+            "KV B/tok: BF16 bytes each token adds at long context (sliding-window layers "
+            "full); in window: while the context is within the sliding window (every layer "
+            "stores the token)"
+        )
 
     emit({"models": rows}, as_json, render)
+
+
+_LONG = 10**9  # tokens: a context far past any sliding window (window / context -> 0)
+
+
+def _in_window(r: dict[str, Any]) -> str:
+    """The in-window KV B/tok where it differs from the long-context figure, else ''."""
+    a, b = r["kv_bytes_per_token_bf16"], r["kv_bytes_per_token_long_bf16"]
+    return f"{a:,.0f}" if abs(a - b) > 0.5 else ""
 
 
 def _kinds(layer_types: tuple[str, ...]) -> str:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
-from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
 from pdplan.perf.attn_sparse import topk_context
@@ -21,6 +20,7 @@ from pdplan.perf.dp import EngineLimits, busiest_rank_shape
 from pdplan.perf.efficiency import (
     Efficiency,
     canonical_engine,
+    check_engine_vendor,
     check_kv_cache_dtype,
     get_efficiency,
     matmul_scale,
@@ -74,13 +74,12 @@ class CostModel(EngineLimits):
         eff: Efficiency | None = None,
         scaleup_domain: int | None = None,
     ) -> None:
+        check_engine_vendor(engine, gpu.name, gpu.vendor)
         engine = canonical_engine(engine)
         self.model, self.gpu, self.layout, self.engine = model, gpu, layout, engine
         self.weight_dtype = weight_dtype or model.weight_dtype
         self.moe_dtype = moe_dtype or model.default_moe_dtype(weight_dtype)
         self.kv_dtype = kv_dtype
-        if engine == "trtllm" and gpu.vendor != "NVIDIA":
-            raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu.name} is {gpu.vendor}")
         check_kv_cache_dtype(engine, kv_dtype, bool(gpu.fp4_tflops))
         self.eff = eff or get_efficiency(engine, gpu.name, gpu.hbm_gib)
         domain = scaleup_domain or gpu.scaleup_domain

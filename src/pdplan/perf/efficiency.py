@@ -18,6 +18,7 @@ __all__ = [
     "FIT_MATMUL_ETA",
     "Efficiency",
     "canonical_engine",
+    "check_engine_vendor",
     "check_kv_cache_dtype",
     "get_efficiency",
     "matmul_scale",
@@ -63,6 +64,17 @@ def canonical_engine(engine: str) -> str:
             raise ConfigError(f"unknown engine {engine!r}; known: {', '.join(names)}")
         eng = hits.pop()
     return eng
+
+
+def check_engine_vendor(engine: str, gpu_name: str, vendor: str) -> None:
+    """Refuse an engine on a GPU it does not run on: TensorRT-LLM is NVIDIA-only, and an AMD
+    ROCm build (ROCm ATOM, sglang-rocm, vllm-rocm, MoRI) resolves to its upstream engine in
+    canonical_engine, which would hide the mismatch on another vendor's GPU."""
+    name = engine.strip().lower()
+    if canonical_engine(name) == "trtllm" and vendor != "NVIDIA":
+        raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu_name} is {vendor}")
+    if ("rocm" in name or "mori" in name or name == "atom") and vendor != "AMD":
+        raise ConfigError(f"engine {engine!r} is an AMD ROCm build; {gpu_name} is {vendor}")
 
 
 @dataclass(frozen=True)
