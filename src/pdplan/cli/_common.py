@@ -11,7 +11,19 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["console", "context_warning", "emit", "kv_table", "note", "to_jsonable", "warn"]
+from pdplan.errors import ConfigError
+
+__all__ = [
+    "console",
+    "context_warning",
+    "emit",
+    "kv_table",
+    "lengths_context_warning",
+    "note",
+    "refuse_ignored",
+    "to_jsonable",
+    "warn",
+]
 
 # Piped or captured output has no terminal width (rich then assumes 80 columns and cuts
 # numbers in wide tables to '671.…'): print such output up to 160 columns wide.
@@ -29,20 +41,53 @@ def note(message: str) -> None:
     err_console.print(f"note: {message}", markup=False, highlight=False)
 
 
-def context_warning(model: Any, tokens: int, what: str, count: int = 1) -> None:
+def context_warning(model: Any, tokens: int, what: str, count: int = 1) -> str | None:
     """Warn when `what` (count of them) runs past the model's context window
     (max_position_embeddings): engines refuse such requests (vLLM max_model_len defaults to
-    it) unless the model is served with longer RoPE scaling (YaRN), so results assume that."""
+    it) unless the model is served with longer RoPE scaling (YaRN), so results assume that.
+    Returns the warning (for a command's JSON `warnings`), or None."""
     limit = int(getattr(model, "max_position_embeddings", 0) or 0)
-    if limit and tokens > limit:
-        head = (
-            f"{count:,} {what} (up to {tokens:,} tokens) exceed"
-            if count > 1
-            else f"{what} of {tokens:,} tokens exceeds"
-        )
-        warn(
-            f"{head} {model.name}'s {limit:,}-token context: engines refuse such requests "
-            "unless the model is served with longer RoPE scaling (YaRN); computed as if it were"
+    if not (limit and tokens > limit):
+        return None
+    head = (
+        f"{count:,} {what} (up to {tokens:,} tokens) exceed"
+        if count > 1
+        else f"{what} of {tokens:,} tokens exceeds"
+    )
+    msg = (
+        f"{head} {model.name}'s {limit:,}-token context: engines refuse such requests "
+        "unless the model is served with longer RoPE scaling (YaRN); computed as if it were"
+    )
+    warn(msg)
+    return msg
+
+
+def lengths_context_warning(spec: Any, isl: float, osl: float, lens: Any) -> list[str]:
+    """context_warning for the request (ISL + OSL), or for every request of a distribution
+    `lens` (plan.ratio_lengths.Lengths: prompt + a trace's own output length, else + OSL);
+    the warning given, as a list for a command's JSON `warnings`."""
+    if lens is None:
+        said = context_warning(spec, int(isl + osl), "a request")
+        return [said] if said else []
+    limit = int(getattr(spec, "max_position_embeddings", 0) or 0)
+    totals = lens.lengths + (osl if lens.outputs is None else lens.outputs)
+    over = totals > limit
+    if not (limit and over.any()):
+        return []
+    n = round(float(over.sum() if lens.counts is None else lens.counts[over].sum()))
+    tokens = int(totals[over].max())
+    said = context_warning(spec, tokens, "requests" if n > 1 else "a request", max(n, 1))
+    return [said] if said else []
+
+
+def refuse_ignored(options: dict[str, Any], when: str) -> None:
+    """Refuse, in one line, the options given (not None) that apply only `when`: a run that
+    would ignore them says so instead (the project's rule)."""
+    given = [name for name, value in options.items() if value is not None]
+    if given:
+        it = "it" if len(given) == 1 else "them"
+        raise ConfigError(
+            f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} {when}: drop {it}"
         )
 
 

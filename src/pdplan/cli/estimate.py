@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._common import context_warning, emit, kv_table
+from pdplan.cli._common import context_warning, emit, kv_table, warn
 from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT_HELP
 
@@ -112,11 +112,13 @@ def estimate_cmd(
         },
     )
     spec, g = get_model(model), get_gpu(gpu)
-    context_warning(spec, isl + osl, "a request")
+    said = [w for w in [context_warning(spec, isl + osl, "a request")] if w]
     given = {"--prefill-layout": prefill_layout, "--decode-layout": decode_layout}
+    needs = _kv_needs(isl, osl, concurrency, decode_workers or 1)
     lays, note = _layouts(
-        spec, g, given if disagg else {"--layout": layout}, weight_dtype, kv_dtype
+        spec, g, given if disagg else {"--layout": layout}, (weight_dtype, kv_dtype), needs
     )
+    said += _warn_layouts(spec, g, lays, isl, osl)
     kw = {
         "isl": isl,
         "osl": osl,
@@ -129,16 +131,36 @@ def estimate_cmd(
         "rounds": rounds,
     }
     out = _estimate(spec, g, lays, kw)
+    out["warnings"] = said  # also on stderr, as `pdplan ratio` gives them
     if note:
         out["layout_note"] = note
     emit(out, as_json, _render(out))
 
 
+def _kv_needs(isl: int, osl: int, clients: int, decode_workers: int) -> dict[str, Any]:
+    """KV room each default layout must leave (plan.layout_pick.KVNeed): a prefill instance
+    one prompt; an instance that decodes min(KV_BATCH_CAP, its clients) requests of ISL + OSL
+    (fewer where that KV outweighs the weights)."""
+    from pdplan.plan.layout_pick import KV_BATCH_CAP, KVNeed
+
+    per_decode = -(-clients // decode_workers)  # clients per decode instance, rounded up
+    return {
+        "--layout": KVNeed(isl + osl, min(KV_BATCH_CAP, clients), "agg"),
+        "--prefill-layout": KVNeed(isl, 1, "prefill"),
+        "--decode-layout": KVNeed(isl + osl, min(KV_BATCH_CAP, per_decode), "decode"),
+    }
+
+
 def _layouts(
-    spec: Any, gpu: Any, given: dict[str, str | None], weight_dtype: str | None, kv_dtype: str
+    spec: Any,
+    gpu: Any,
+    given: dict[str, str | None],
+    dtypes: tuple[str | None, str],
+    needs: dict[str, Any],
 ) -> tuple[dict[str, Any], str | None]:
     """Each layout option's Layout: as given (checked), else the default `pdplan ratio` picks
-    (plan.layout_pick.default_layout); and why the default is not tp4, when it is not."""
+    (plan.layout_pick.default_layout, holding `needs`' KV room); and why the default is not
+    tp4, when it is not. `dtypes`: (weight dtype or None, KV dtype)."""
     from pdplan.plan.layout_pick import default_layout
     from pdplan.plan.steady import valid_layout
 
@@ -146,13 +168,27 @@ def _layouts(
         if text:
             _one_instance(opt, text)
     picked: list[str] = []
+    wd, kvd = dtypes
     lays = {
         opt: valid_layout(spec, gpu, text)
         if text
-        else default_layout(spec, gpu, kv_dtype, picked, weight_dtype)
+        else default_layout(spec, gpu, kvd, picked, wd, need=needs[opt])
         for opt, text in given.items()
     }
-    return lays, picked[0] if picked else None
+    return lays, "; ".join(picked) if picked else None
+
+
+def _warn_layouts(spec: Any, gpu: Any, lays: dict[str, Any], isl: int, osl: int) -> list[str]:
+    """Each layout's cautions (plan.steady.layout_warnings: TP past the scale-up domain, CP on
+    short prompts), on stderr as `pdplan ratio` gives them; CP is judged at the prompt (ISL),
+    or at ISL + OSL on a decode instance."""
+    from pdplan.plan.steady import layout_warnings
+
+    runs = [(lay, isl + osl if opt == "--decode-layout" else isl) for opt, lay in lays.items()]
+    said = layout_warnings(spec, gpu, runs)
+    for w in said:
+        warn(w)
+    return said
 
 
 _COUNTS = {"--prefill-layout": "--prefill-workers", "--decode-layout": "--decode-workers"}
@@ -224,14 +260,16 @@ def _estimate(spec: Any, gpu: Any, lays: dict[str, Any], kw: dict[str, Any]) -> 
 def _fit_hints(spec: Any, gpu: Any, lays: dict[str, Any], kw: dict[str, Any]) -> str:
     """For each layout that does not fit (weights, or KV for one request where the instance
     decodes), what would: a wider TP/EP layout in the node, FP8 weights or FP8 KV."""
-    from pdplan.plan.layout_pick import fit_hint, fits
+    from pdplan.plan.layout_fit import fit_hint, fits
 
     wd, kvd = kw["weight_dtype"], kw["kv_dtype"]
     hints = []
     for opt, lay in lays.items():
-        n = 0 if opt == "--prefill-layout" else kw["isl"] + kw["osl"]  # KV tokens it must hold
+        pre = opt == "--prefill-layout"  # holds one prompt (ISL) until sent, else ISL + OSL
+        n, what = (kw["isl"], "prompt") if pre else (kw["isl"] + kw["osl"], "request")
         if not fits(spec, gpu, lay, weight_dtype=wd, kv_dtype=kvd, tokens=n):
-            hint = fit_hint(spec, gpu, lay, opt, weight_dtype=wd, kv_dtype=kvd, tokens=n)
+            hint = fit_hint(spec, gpu, lay, opt, weight_dtype=wd, kv_dtype=kvd, tokens=n,
+                            what=what)  # fmt: skip
             hints.append(f"{opt} {lay}: {hint}")
     return "; ".join(hints)
 

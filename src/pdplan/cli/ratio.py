@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +11,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import context_warning, emit, kv_table, warn
+from pdplan.cli._common import emit, kv_table, lengths_context_warning, refuse_ignored, warn
 from pdplan.errors import ConfigError
-from pdplan.plan.layout_pick import DEFAULT_LAYOUT
+from pdplan.plan.layout_pick import DEFAULT_LAYOUT, KV_BATCH_CAP, KVNeed
 
 __all__ = ["register"]
 
 # Quick-start defaults: the seed's example A workload on the README's job.
 DEFAULT_MODEL, DEFAULT_GPU = "llama-3.1-70b", "h100-sxm"
+# Model-mode defaults of options the numbers mode refuses: TPOT target, s (seed s6 sizes D
+# "at the target TPOT"; 50 ms is the README's job), engine efficiency set, KV cache dtype.
+DEFAULT_TPOT_S, DEFAULT_ENGINE, DEFAULT_KV_DTYPE = 0.05, "vllm", "bf16"
 SEED_ISL, SEED_OSL, SEED_P, SEED_D = 4000.0, 500.0, 8000.0, 2000.0  # seed s6, example A
 # Largest --tpot taken as seconds, s: no served LLM streams slower than one token per 10 s
 # (published TPOT targets are 10-200 ms), so a larger value is read as milliseconds by mistake.
@@ -47,25 +50,41 @@ def _numbers_mode(
     return data
 
 
+def _layout(
+    opts: dict[str, Any], key: str, spec: Any, gpu: Any, picked: list[str], need: KVNeed
+) -> Any:
+    """The --prefill-layout / --decode-layout given (valid, and holding the weights and KV for
+    one prompt (ISL) or request (ISL + OSL): plan.layout_fit.require_fit, as estimate asks),
+    else the default holding `need`'s KV room (plan.layout_pick.default_layout)."""
+    from pdplan.plan.layout_fit import require_fit
+    from pdplan.plan.layout_pick import default_layout
+    from pdplan.plan.steady import valid_layout
+
+    if not opts[key]:
+        return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need)
+    lay = valid_layout(spec, gpu, opts[key])
+    option = "--" + key.replace("_", "-")
+    require_fit(spec, gpu, lay, option, kv_dtype=opts["kv_dtype"], tokens=need.tokens,
+                what=need.what())  # fmt: skip
+    return lay
+
+
 def _instances(
     opts: dict[str, Any], spec: Any, gpu: Any, picked: list[str], said: list[str]
 ) -> tuple:
     """(prefill layout, decode layout, their cost models, decode KV capacity in tokens); a
     default layout's why goes to `picked`, the layouts' warnings to stderr and to `said`."""
-    from pdplan.parallel import Layout, require_valid
     from pdplan.perf.costmodel import CostModel
     from pdplan.perf.memory import plan_memory
-    from pdplan.plan.layout_pick import default_layout
+    from pdplan.plan.steady import layout_warnings
 
-    kvd = opts["kv_dtype"]
-    lp, ld = (
-        Layout.parse(opts[k]) if opts[k] else default_layout(spec, gpu, kvd, picked)
-        for k in ("prefill_layout", "decode_layout")
-    )
-    dom = {"scaleup_domain": gpu.scaleup_domain, "gpus_per_node": gpu.gpus_per_node}
-    said += [w for lay in dict.fromkeys((lp, ld)) for w in require_valid(spec, lay, **dom).warnings]
-    for w in said:  # e.g. TP wider than the scale-up domain, as `pdplan parallel` warns
-        warn(w)
+    kvd, isl = opts["kv_dtype"], round(opts["isl"])
+    tokens = round(opts["isl"] + opts["osl"])  # a decoding request's KV at its last token
+    lp = _layout(opts, "prefill_layout", spec, gpu, picked, KVNeed(isl, 1, "prefill"))
+    ld = _layout(opts, "decode_layout", spec, gpu, picked, KVNeed(tokens, KV_BATCH_CAP))
+    for w in layout_warnings(spec, gpu, [(lp, isl), (ld, tokens)]):
+        warn(w)  # e.g. TP wider than the scale-up domain, as `pdplan parallel` warns
+        said.append(w)
     cm_p, cm_d = (CostModel(spec, gpu, x, engine=opts["engine"], kv_dtype=kvd) for x in (lp, ld))
     return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
 
@@ -78,8 +97,8 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.plan.ratio_notes import packing_note
     from pdplan.plan.ratio_qps import qps_dependence
 
-    spec, gpu, picked, said = get_model(opts["model"]), get_gpu(opts["gpu"]), [], []
-    _context_check(spec, opts["isl"], opts["osl"], lens)
+    spec, gpu, picked = get_model(opts["model"]), get_gpu(opts["gpu"]), []
+    said = lengths_context_warning(spec, opts["isl"], opts["osl"], lens)
     lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked, said)
     loaded = loaded_prefill_fn(cm_p)  # P at load: prompts packed to the token budget (H4/H5)
     res = ratio_from_model(
@@ -102,21 +121,8 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     pack = packing_note(res, loaded(round(res.gpu.isl)), cm_p)
     notes.insert(notes.index(res.notes[0]) + 1, pack)
     bad = infeasible_note(res, f"{gpu.name} with decode {ld}")
-    out["notes"] = ([bad] if bad else []) + picked[:1] + notes  # infeasible: the first line
+    out["notes"] = ([bad] if bad else []) + picked + notes  # infeasible: the first line
     return out
-
-
-def _context_check(spec: Any, isl: float, osl: float, lens: Any) -> None:
-    """context_warning for the request (ISL + OSL), or for every length of a distribution."""
-    if lens is None:
-        context_warning(spec, int(isl + osl), "a request")
-        return
-    limit = int(getattr(spec, "max_position_embeddings", 0) or 0)
-    over = lens.lengths + osl > limit if limit else lens.lengths < 0
-    if over.any():
-        n = round(float(over.sum() if lens.counts is None else lens.counts[over].sum()))
-        tokens = int(lens.lengths.max() + osl)
-        context_warning(spec, tokens, "requests" if n > 1 else "a request", max(n, 1))
 
 
 def _model_data(res: Any, sweep: Any, gp: int, gd: int, kv_cap: int, tpot: float) -> dict:
@@ -199,53 +205,50 @@ def ratio_cmd(
     prefill_layout: str | None = typer.Option(
         None,
         "--prefill-layout",
-        help=f"e.g. tp4 (default: {DEFAULT_LAYOUT}, wider if it won't fit)",
+        help=f"e.g. tp4 (default: {DEFAULT_LAYOUT}, wider if it won't fit with a prompt's KV)",
     ),
     decode_layout: str | None = typer.Option(
-        None, "--decode-layout", help=f"e.g. tp8 (default: {DEFAULT_LAYOUT}, wider if it won't fit)"
+        None,
+        "--decode-layout",
+        help=f"e.g. tp8 (default: {DEFAULT_LAYOUT}, wider if it won't fit with KV for up to "
+        f"{KV_BATCH_CAP} requests)",
     ),
-    tpot: float = typer.Option(0.05, "--tpot", help="decode TPOT target, seconds"),
-    engine: str = typer.Option("vllm", "--engine", help="engine efficiency set"),
-    kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype"),
+    tpot: float | None = typer.Option(
+        None, "--tpot", help=f"decode TPOT target, seconds (default {DEFAULT_TPOT_S:g})"
+    ),
+    engine: str | None = typer.Option(
+        None, "--engine", help=f"engine efficiency set (default {DEFAULT_ENGINE})"
+    ),
+    kv_dtype: str | None = typer.Option(
+        None, "--kv-dtype", help=f"KV cache dtype (default {DEFAULT_KV_DTYPE})"
+    ),
     lengths: Path | None = typer.Option(None, "--lengths", help="lengths / histogram / trace"),
     isl_dist: str | None = typer.Option(None, "--isl-dist", help="prompt lengths, '500,4000'"),
     rates: str | None = typer.Option(None, "--rates", help="QPS values for the sweep"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
-    _check_tpot(tpot)
-    from pdplan.plan.ratio_lengths import lengths_option
-
-    lens = lengths_option(lengths, isl_dist, isl)
-    if lens is not None:
-        isl = lens.mean
-        osl = osl if osl is not None else lens.output_mean
+    lens, isl, osl = _lengths(lengths, isl_dist, isl, osl)
     if (prefill_tps is None) != (decode_tps is None):
         raise ConfigError(
             "give both --prefill-tps and --decode-tps (or neither, to use the cost model)"
         )
     if prefill_tps is not None and decode_tps is not None:
-        if model or gpu:
-            raise ConfigError("give --prefill-tps/--decode-tps or --model/--gpu, not both")
-        if isl is None or osl is None:
-            raise ConfigError("--prefill-tps/--decode-tps need --isl and --osl (or --lengths)")
+        model_only = {"--model": model, "--gpu": gpu, "--tpot": tpot, "--engine": engine,
+                      "--kv-dtype": kv_dtype, "--prefill-layout": prefill_layout,
+                      "--decode-layout": decode_layout, "--rates": rates}  # fmt: skip
+        _refuse_ignored(model_only, isl, osl)
+        assert isl is not None and osl is not None  # _refuse_ignored asks for them
         data = _numbers_mode(isl, osl, prefill_tps, decode_tps, rho, qps, _reading(lens))
         emit(data, as_json, _render(data))
         return
-    opts = {
-        "model": model or DEFAULT_MODEL,
-        "gpu": gpu or DEFAULT_GPU,
-        "engine": engine,
-        "prefill_layout": prefill_layout,
-        "decode_layout": decode_layout,
-        "isl": SEED_ISL if isl is None else isl,
-        "osl": SEED_OSL if osl is None else osl,
-        "tpot": tpot,
-        "rho": rho,
-        "qps": qps,
-        "kv_dtype": kv_dtype,
-        "rates": _rates(rates),
-    }
+    _check_tpot(DEFAULT_TPOT_S if tpot is None else tpot)
+    opts = {"model": model or DEFAULT_MODEL, "gpu": gpu or DEFAULT_GPU,
+            "engine": engine or DEFAULT_ENGINE, "prefill_layout": prefill_layout,
+            "decode_layout": decode_layout, "isl": SEED_ISL if isl is None else isl,
+            "osl": SEED_OSL if osl is None else osl, "rho": rho, "qps": qps,
+            "tpot": DEFAULT_TPOT_S if tpot is None else tpot, "rates": _rates(rates),
+            "kv_dtype": kv_dtype or DEFAULT_KV_DTYPE}  # fmt: skip
     if importlib.util.find_spec("pdplan.perf.costmodel") is None:
         note = "cost model not available: using the seed's P=8000, D=2000 tok/s/GPU"
         data = _numbers_mode(opts["isl"], opts["osl"], SEED_P, SEED_D, rho, qps, note)
@@ -254,6 +257,31 @@ def ratio_cmd(
     if _reading(lens):
         data["notes"].insert(0 if data["feasible"] else 1, _reading(lens))
     emit(data, as_json, _render(data))
+
+
+def _lengths(
+    path: Path | None, isl_dist: str | None, isl: float | None, osl: float | None
+) -> tuple[Any, float | None, float | None]:
+    """(--lengths / --isl-dist distribution or None, ISL, OSL): a distribution sets the ISL
+    (its mean) and, from a trace, the OSL unless --osl is given (then its outputs are not used)."""
+    from pdplan.plan.ratio_lengths import lengths_option
+
+    lens = lengths_option(path, isl_dist, isl)
+    if lens is None:
+        return None, isl, osl
+    lens = lens if osl is None else replace(lens, outputs=None)
+    return lens, lens.mean, osl if osl is not None else lens.output_mean
+
+
+def _refuse_ignored(model_only: dict[str, Any], isl: float | None, osl: float | None) -> None:
+    """Numbers mode (P and D given): refuse the options it would ignore (those that feed the
+    cost model), and ask for the lengths it needs."""
+    if {k for k, v in model_only.items() if v is not None} & {"--model", "--gpu"}:
+        raise ConfigError("give --prefill-tps/--decode-tps or --model/--gpu, not both")
+    refuse_ignored(model_only, "when the cost model computes P and D, not with "
+                   "--prefill-tps/--decode-tps given")  # fmt: skip
+    if isl is None or osl is None:
+        raise ConfigError("--prefill-tps/--decode-tps need --isl and --osl (or --lengths)")
 
 
 def _check_tpot(tpot: float) -> None:

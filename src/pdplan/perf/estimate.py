@@ -200,11 +200,20 @@ def estimate_agg(
     ttft, tpot, batch, util, first = run(cm, isl, osl, slots, ctx)
     # a benchmark of `rounds` x C requests starts with all C at once: its mean TTFT mixes one
     # start-up round with rounds - 1 steady ones
-    r = max(1.0, rounds if rounds is not None else cm.eff.bench_rounds)
-    ttft = (first + (r - 1.0) * ttft) / r + cm.eff.ttft_overhead_s
+    ttft = _with_startup(first, ttft, rounds, cm.eff.bench_rounds) + cm.eff.ttft_overhead_s
     ttft += _slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
     e2e = ttft + (osl - 1) * tpot
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
+
+
+def _with_startup(first: float, steady: float, rounds: float | None, default: float) -> float:
+    """Mean TTFT, s, of `rounds` x C requests (None: `default`): one start-up round, rounds - 1
+    steady ones; rounds = inf is the pure steady state (the limit, not inf / inf)."""
+    r = default if rounds is None else rounds
+    if math.isnan(r):
+        raise ConfigError("--rounds must be a number >= 1 (inf: pure steady state), not nan")
+    r = max(1.0, r)
+    return steady if math.isinf(r) else (first + (r - 1.0) * steady) / r
 
 
 def _require_one_fits(capacity_tokens: int, request_tokens: int, where: str) -> None:
@@ -284,8 +293,8 @@ def estimate_disagg(
             t_dec = decode.decode_step(max(1, math.ceil(busy)), ctx)
         ttft, slots, slot_wait = concurrency / x_cap - (osl - 1) * t_dec, busy, 0.0
         occupancy, util = osl * t_dec, 1.0
-    r = max(1.0, rounds if rounds is not None else prefill.eff.bench_rounds)
-    ttft = (first + kv_transfer_s + t_dec + (r - 1.0) * ttft) / r + prefill.eff.ttft_overhead_s
+    ttft = _with_startup(first + kv_transfer_s + t_dec, ttft, rounds, prefill.eff.bench_rounds)
+    ttft += prefill.eff.ttft_overhead_s
     ttft += slot_wait
     e2e = ttft + (osl - 1) * t_dec
     x = min(concurrency / e2e, x_cap)  # the start-up round's shorter wait does not add capacity

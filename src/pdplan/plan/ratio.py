@@ -17,9 +17,11 @@ from pdplan.plan.ratio_lengths import LengthEffect, prefill_by_distribution
 
 __all__ = [
     "DEFAULT_RHO",
+    "MAX_POOL",
     "LengthEffect",
     "ModelRatio",
     "RatioResult",
+    "check_pool",
     "decode_point",
     "infeasible_note",
     "prefill_by_distribution",
@@ -29,6 +31,9 @@ __all__ = [
 ]
 
 DEFAULT_RHO = 0.7  # seed s6: target utilisation <= 0.7 leaves burst headroom
+# Largest pool a plan prints, GPUs or instances: 10x the largest GPU clusters built (xAI's
+# Colossus, ~1e5 H100/H200 in 2024); a rate needing more is a typo (e.g. tokens/s as QPS).
+MAX_POOL = 1_000_000
 
 # prompt length -> instance-seconds per prompt on one prefill instance. pdplan ratio passes
 # the loaded cost (perf.prefill_rate.loaded_prefill: prompts packed up to the token budget,
@@ -78,6 +83,15 @@ class RatioResult:
     notes: tuple[str, ...] = field(default=())
 
 
+def check_pool(rate: float, size: float, what: str, option: str = "--qps") -> None:
+    """Refuse a request rate whose pool (`size` GPUs or instances of `what`) passes MAX_POOL."""
+    if size > MAX_POOL:
+        raise ConfigError(
+            f"{option} {rate:g} needs {size:.3g} {what}: more than {MAX_POOL:,}, 10x the "
+            "largest GPU cluster built; give the request rate in requests per second"
+        )
+
+
 def _positive(**kw: float | None) -> None:
     for k, v in kw.items():
         if v is not None and not (v > 0 and math.isfinite(v)):
@@ -103,6 +117,7 @@ def ratio_from_numbers(
     ]
     n_p = n_d = None
     if qps is not None:
+        check_pool(qps, qps * max(pre, dec) / rho, "prefill or decode GPUs")
         n_p = math.ceil(qps * pre / rho - 1e-9)  # lambda*Tin/(P*rho), whole GPUs
         n_d = math.ceil(qps * dec / rho - 1e-9)
         notes.append(

@@ -44,6 +44,7 @@ class Lengths:
     output_mean: float | None = None
     source: str = ""
     reading: str = ""  # how the input was read, for the output notes
+    outputs: np.ndarray | None = None  # a trace's output lengths, tokens, one per request
 
     @property
     def mean(self) -> float:
@@ -104,6 +105,8 @@ def _histogram(lines: list[tuple[int, str]], path: str, why: str) -> Lengths:
 def read_lengths(path: str | Path) -> Lengths:
     """A --lengths file by the module doc's rule: histogram, list of lengths, or a trace."""
     p = str(path)
+    if Path(p).is_dir():
+        raise InputError("is a directory: give a lengths file, histogram or trace", path=p)
     if not Path(p).is_file():
         raise InputError("no such file", path=p)
     try:
@@ -144,9 +147,10 @@ def _from_trace(path: str) -> Lengths:
         raise InputError(msg) from None
     if len(wl) == 0:
         raise InputError("trace has no requests", path=path)
+    outs = np.asarray(wl.output_len, dtype=np.int64) if len(wl.output_len) == len(wl) else None
     out = float(np.mean(wl.output_len)) if len(wl.output_len) else None
     reading = f"{path}: read as a request trace ({len(wl)} requests)"
-    return Lengths(np.asarray(wl.input_len, dtype=np.int64), None, out, path, reading)
+    return Lengths(np.asarray(wl.input_len, dtype=np.int64), None, out, path, reading, outs)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pdplan.errors import ConfigError
-from pdplan.plan.ratio import DEFAULT_RHO, DecodeFn
+from pdplan.plan.ratio import DEFAULT_RHO, DecodeFn, check_pool
 
 __all__ = ["QPSStability", "RatePoint", "default_rates", "exact_crossover", "qps_dependence"]
 
@@ -120,8 +120,9 @@ def qps_dependence(
     bound = max(1.0 / (a * tol), (1.0 - tol) / (d * tol))
     pts = []
     for lam in sorted(rates) if rates else default_rates(bound):
-        if lam <= 0:
-            raise ConfigError(f"rate {lam} must be positive")
+        if not (lam > 0 and math.isfinite(lam)):
+            raise ConfigError(f"rate {lam} must be a positive number")
+        check_pool(lam, lam * max(a, d), "prefill or decode instances", "--rates value")
         n_p = max(1, math.ceil(lam * a - 1e-9))
         n_d = max(1, math.ceil(lam * d - 1e-9))
         b, t = _realised_batch(decode_step_fn, lam, osl, ctx_per_seq, n_d, full_batch)

@@ -6,14 +6,15 @@ from typing import Any
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec
-from pdplan.parallel.checks import require_valid
+from pdplan.errors import DoesNotFitError
+from pdplan.parallel.checks import check_layout, require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.memory import plan_memory
 
-__all__ = ["estimate_deployment", "valid_layout"]
+__all__ = ["estimate_deployment", "layout_warnings", "valid_layout"]
 
 
 def valid_layout(model: ModelSpec, gpu: GPUSpec, text: str | Layout) -> Layout:
@@ -21,6 +22,25 @@ def valid_layout(model: ModelSpec, gpu: GPUSpec, text: str | Layout) -> Layout:
     lay = text if isinstance(text, Layout) else Layout.parse(text)
     require_valid(model, lay, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node)
     return lay
+
+
+def layout_warnings(model: ModelSpec, gpu: GPUSpec, runs: list[tuple[Layout, int]]) -> list[str]:
+    """The cautions `pdplan parallel` gives each valid (layout, context tokens) run, once each:
+    TP or a stage past the scale-up domain, and CP at a context below CP_MIN_CONTEXT, which
+    `parallel` refuses and which a layout given explicitly here runs anyway, with the warning
+    (the errors check_layout adds once the context is known are exactly the CP one)."""
+    dom = {"scaleup_domain": gpu.scaleup_domain, "gpus_per_node": gpu.gpus_per_node}
+    out: list[str] = []
+    for lay, context in runs:
+        bare = check_layout(model, lay, **dom)
+        full = check_layout(model, lay, **dom, context_len=context)
+        out += full.warnings
+        out += [
+            f"{lay}: {e}; `pdplan parallel` refuses it; used as given"
+            for e in full.errors
+            if e not in bare.errors
+        ]
+    return list(dict.fromkeys(out))
 
 
 def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +62,14 @@ def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str,
 def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]) -> dict[str, Any]:
     isl, osl, wd, kvd, eng = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"], kw["engine"]
     np_, nd = kw["prefill_workers"], kw["decode_workers"]
-    plan_memory(m, g, pl, wd, kvd, context=isl)  # refuses a prefill layout that does not fit
+    pmem = plan_memory(m, g, pl, wd, kvd, context=isl)  # refuses weights that do not fit
+    if pmem.kv_capacity_tokens < isl:  # a prefill instance holds a prompt's KV until it is sent
+        raise DoesNotFitError(
+            f"KV capacity {pmem.kv_capacity_tokens:,} tokens per prefill instance holds no "
+            f"prompt of ISL = {isl:,} tokens (short by {isl - pmem.kv_capacity_tokens:,})",
+            need_bytes=isl * pmem.kv_bytes_per_token,
+            have_bytes=pmem.kv_bytes,
+        )
     dmem = plan_memory(m, g, dl, wd, kvd, context=isl + osl)
     xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
     dcm = CostModel(m, g, dl, eng, wd, kvd)
