@@ -20,9 +20,11 @@ def test_tp_two_allreduces_per_layer() -> None:
     for o in ops:
         assert o.bytes_per_call == 16_384_000
         assert o.layers == 80 and o.count == 1 and o.group_size == 8
+        assert o.wire_bytes_per_call == pytest.approx(2 * 7 / 8 * 16_384_000)  # ring 2(n-1)/n
     tot = comm_totals(ops, 1000, 80)
-    assert tot["bytes_per_step"] == 2 * 80 * 16_384_000
-    assert tot["bytes_per_token_layer"] == 2 * 8192 * 2  # 32,768 B per token per layer
+    assert tot["bytes_per_step"] == pytest.approx(2 * 80 * 2 * 7 / 8 * 16_384_000)
+    # 2 all-reduces of 8192 x 2 B per token, each sending 2 x 7/8 of it: 57,344 B
+    assert tot["bytes_per_token_layer"] == pytest.approx(2 * 8192 * 2 * 2 * 7 / 8)
 
 
 def test_single_gpu_has_no_comm() -> None:
@@ -35,8 +37,11 @@ def test_sp_replaces_allreduce_with_rs_ag_same_total() -> None:
     kinds = sorted(o.collective for o in sp_ops)
     assert kinds == ["all-gather", "all-gather", "reduce-scatter", "reduce-scatter"]
     sp = comm_totals(sp_ops, 512, 80)
-    assert sp["bytes_per_step"] == 2 * plain["bytes_per_step"]  # RS+AG message each = AR's
-    assert sp["reduce-scatter_bytes_per_step"] == plain["all-reduce_bytes_per_step"]
+    # a ring all-reduce is a reduce-scatter then an all-gather, each (n-1)/n x the message
+    assert sp["bytes_per_step"] == pytest.approx(plain["bytes_per_step"])
+    assert sp["bytes_per_token_layer"] == pytest.approx(plain["bytes_per_token_layer"])
+    rs_ag = sp["reduce-scatter_bytes_per_step"] + sp["all-gather_bytes_per_step"]
+    assert rs_ag == pytest.approx(plain["all-reduce_bytes_per_step"])
 
 
 def test_pp_one_p2p_per_boundary() -> None:

@@ -46,14 +46,18 @@ def test_diurnal_curve_shapes_the_rate() -> None:
 
 
 def test_points_curve() -> None:
+    # the points give the shape; --rate stays the mean: the curve's mean over 200 s is
+    # (100 x 1 + 1 x 2 + 99 x 3) / 200 = 1.995, so it is scaled by 1 / 1.995
     w = synthesize(
         duration_s="200s", rate=10.0, arrival="fixed", rate_curve="points:0=1,100s=1,101s=3"
     )
     t = w.arrival_s
     assert t is not None
-    assert np.count_nonzero(t < 99.95) == 1000  # 0, 0.1, ..., 99.9
-    assert len(t) == 1000 + 20 + 2970  # ramp 100..101 s averages 20/s
-    assert np.count_nonzero(t >= 101) == pytest.approx(2970, abs=2)
+    low = 10.0 / 1.995  # req/s before 100 s
+    assert w.meta["params"]["rate_curve_scale"] == pytest.approx(1 / 1.995)
+    assert len(t) == pytest.approx(2000, abs=1)  # 10 req/s over 200 s
+    assert np.count_nonzero(t < 100) == pytest.approx(100 * low, abs=1)
+    assert np.count_nonzero(t >= 101) == pytest.approx(99 * 3 * low, abs=2)
 
 
 def test_length_specs() -> None:

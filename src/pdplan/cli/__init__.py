@@ -72,6 +72,10 @@ def _usage_error(exc: Exception) -> tuple[str, int] | None:
     fmt, code = getattr(exc, "format_message", None), getattr(exc, "exit_code", None)
     if not callable(fmt) or not isinstance(code, int):
         return None
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        # `pdplan` / `pdplan workload` alone: typer's rich help is already printed (its
+        # message is then empty); click's convention is exit 2 for a missing command
+        return fmt().rstrip(), code
     ctx = getattr(exc, "ctx", None)
     where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
     return f"error: {fmt()}{where}", code
@@ -95,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the CLI never shows a bare traceback
         usage = _usage_error(exc)
         if usage is not None:
-            print(usage[0], file=sys.stderr)
+            if usage[0]:
+                print(usage[0], file=sys.stderr)
             return usage[1]
         if os.environ.get("PDPLAN_DEBUG"):
             raise

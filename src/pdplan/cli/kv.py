@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from fractions import Fraction
 from typing import Any
 
 import typer
@@ -21,11 +22,14 @@ def _layout(text: str | None) -> Any:
     return Layout.parse(text) if text else None
 
 
+_TRANSIT_HELP = "send the KV in a narrower dtype (fp8, fp4, ...)"
+
+
 def kv_cmd(
     model: str = typer.Option("llama-3.1-70b", "--model", "-m", help="model name or config.json"),
     tokens: int = typer.Option(4000, "--tokens", "-n", help="prompt tokens to transfer"),
     kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype (bf16, fp8, ...)"),
-    transit_dtype: str | None = typer.Option(None, "--transit-dtype", help="quantise in transit"),
+    transit_dtype: str | None = typer.Option(None, "--transit-dtype", help=_TRANSIT_HELP),
     path: str = typer.Option("nic", "--path", help="nic | nvlink | pcie"),
     gpu: str | None = typer.Option(None, "--gpu", "-g", help="GPU whose link rates to use"),
     link_gbps: float | None = typer.Option(None, "--link-gbps", help="link line rate, Gb/s"),
@@ -47,6 +51,7 @@ def kv_cmd(
 
         gspec = get_gpu(gpu)
     _check_layouts(spec, gspec, prefill_layout, decode_layout)
+    transit_note = _transit_note(kv_dtype, transit_dtype)
     context_warning(spec, tokens, "a prompt")
     kv = kv_transfer(
         spec, tokens, kv_dtype=kv_dtype, transit_dtype=transit_dtype, path=path, gpu=gspec,
@@ -55,10 +60,45 @@ def kv_cmd(
     )  # fmt: skip
     seed = seed_kv_example(spec) if spec.name == "llama-3.1-70b" else None
     data: dict[str, Any] = {"bytes": round(kv.total_bytes), "time_ms": kv.time_ms, **asdict(kv)}
+    data["notes"] = notes = _notes(kv.notes, transit_note)
     if seed is not None:
         data["seed"] = {"claimed_bytes": seed.seed_bytes, "claimed_ms": seed.seed_ms,
                         "bytes": seed.bytes, "ms": seed.ms, "factor": seed.factor}  # fmt: skip
-    emit(data, as_json, lambda c: _render(c, kv, seed))
+    emit(data, as_json, lambda c: _render(c, kv, seed, notes))
+
+
+def _notes(notes: tuple[str, ...], transit_note: list[str]) -> list[str]:
+    """kv_transfer's notes with its transit note replaced by ours (which says what the
+    scales cost and is not claimed for per-tensor-scaled fp8)."""
+    return [*transit_note, *(n for n in notes if not n.startswith("quantised in transit"))]
+
+
+def _transit_note(kv_dtype: str, transit_dtype: str | None) -> list[str]:
+    """What quantising in transit saves; an up-cast (fp8 cache sent as bf16) is refused.
+    Block-scaled dtypes carry their scales in DTYPE_BYTES (fp4: one FP8 scale per 16 values,
+    int4: one FP16 scale per 128); fp8 / int8 KV use per-tensor scales (vLLM's k_scale /
+    v_scale, a few bytes per layer), so no scale bytes are counted for them."""
+    from pdplan.catalog.model_parts import dtype_bytes
+
+    if transit_dtype is None or transit_dtype.lower() == kv_dtype.lower():
+        return []
+    kb, tb = dtype_bytes(kv_dtype), dtype_bytes(transit_dtype)
+    if tb > kb:
+        raise ConfigError(
+            f"--transit-dtype {transit_dtype} ({tb:g} B per value) is wider than the "
+            f"--kv-dtype {kv_dtype} cache ({kb:g} B): quantising in transit only narrows; "
+            f"drop --transit-dtype to send the {kv_dtype} cache as it is"
+        )
+    if tb == kb:
+        return [f"sent as {transit_dtype}: the same {tb:g} B per value as the {kv_dtype} cache"]
+    scale = Fraction(tb - 2 ** math.floor(math.log2(tb))).limit_denominator(1024)  # B / value
+    what = (
+        f"per-block scales included: +{scale} B per value"
+        if scale > 0
+        else "per-tensor scales, so no per-block scale bytes"
+    )
+    ratio = f"{tb / kb:.0%} of the bytes ({what})"
+    return [f"quantised in transit {kv_dtype} -> {transit_dtype}: {ratio}"]
 
 
 def _check_layouts(spec: Any, gpu: Any, *layouts: str | None) -> None:
@@ -72,7 +112,7 @@ def _check_layouts(spec: Any, gpu: Any, *layouts: str | None) -> None:
             require_valid(spec, _layout(text), **kw)
 
 
-def _render(c: Console, kv: Any, seed: Any) -> None:
+def _render(c: Console, kv: Any, seed: Any, notes: list[str]) -> None:
     plus = " = tokens x KV per token + fixed state" if kv.state_bytes else ""
     rows = [
         ("model", f"{kv.model} ({kv.tokens} tokens, KV {kv.kv_dtype}, sent as {kv.transit_dtype})"),
@@ -87,7 +127,7 @@ def _render(c: Console, kv: Any, seed: Any) -> None:
         ("transfer time", f"{kv.time_ms:.1f} ms"),
     ]  # fmt: skip
     c.print(kv_table("KV transfer", rows))
-    for n in kv.notes:
+    for n in notes:
         c.print(f"note: {n}", markup=False)
     if seed is not None:
         c.print(

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import emit
+from pdplan.cli._common import context_warning, emit
 from pdplan.errors import ConfigError
 
 __all__ = ["register"]
@@ -63,7 +63,8 @@ def _comm(spec: Any, lay: Any, tokens: int, microbatches: int) -> dict[str, Any]
                 "scope": o.scope,
                 "layers": o.layers,
                 "bytes_per_call": o.bytes_per_call,
-                "bytes_per_step": o.bytes_per_step,
+                "wire_bytes_per_call": o.wire_bytes_per_call,
+                "wire_bytes_per_step": o.wire_bytes_per_step,
             }
             for o in ops
         ],
@@ -108,13 +109,13 @@ def _layouts_table(rows: list[dict[str, Any]]) -> Table:
 def _comm_table(c: dict[str, Any]) -> Table:
     t = Table(
         title=f"communication of {c['layout']} per step of {c['tokens']} tokens "
-        f"(bytes per GPU message)"
+        f"(message = bytes per GPU per call; sent = ring-algorithm bytes each GPU sends)"
     )
-    for col in ("op", "collective", "strategy", "group", "calls", "bytes/call", "bytes/step"):
+    for col in ("op", "collective", "strategy", "group", "calls", "message B", "sent B/step"):
         t.add_column(
             col,
-            justify="right" if col in ("group", "calls") or "bytes" in col else "left",
-            no_wrap="bytes" in col,
+            justify="right" if col in ("group", "calls") or " B" in col else "left",
+            no_wrap=" B" in col,
         )
     for o in c["ops"]:
         calls = (
@@ -129,7 +130,7 @@ def _comm_table(c: dict[str, Any]) -> Table:
             str(o["group_size"]),
             calls,
             f"{o['bytes_per_call']:,.0f}",
-            f"{o['bytes_per_step']:,.0f}",
+            f"{o['wire_bytes_per_step']:,.0f}",
         )
     return t
 
@@ -141,7 +142,7 @@ def _render(data: dict[str, Any]) -> Any:
         con.print(_comm_table(c))
         tot = c["totals"]
         con.print(
-            f"total {tot['bytes_per_step']:,.0f} B per step = "
+            f"total sent {tot['bytes_per_step']:,.0f} B per GPU per step = "
             f"{tot['bytes_per_token_layer']:,.0f} B per token per layer; PP bubble "
             f"{c['pp_bubble']:.1%} at {c['microbatches']} micro-batches "
             f"((p-1)/(m+p-1))"
@@ -220,6 +221,21 @@ def _cp_needs_context(lay: Any, context: int) -> None:
         )
 
 
+def _layout_rows(
+    spec: Any, g: Any, n: int, context: int, batch: int, max_pp: int
+) -> tuple[list[dict[str, Any]], Any]:
+    """One row per valid layout of n GPUs (plus the seed rule's pick), and that pick."""
+    from pdplan.parallel import check_gpu_count, enumerate_layouts, seed_rule
+
+    check_gpu_count(spec, n, max_pp, context)  # at once, before any enumeration
+    dom = {"scaleup_domain": g.scaleup_domain, "gpus_per_node": g.gpus_per_node}
+    lays = enumerate_layouts(spec, n, max_pp=max_pp, context_len=context, **dom)
+    pick = seed_rule(spec, n, g.gpus_per_node, context)
+    if pick.layout not in lays:
+        lays.append(pick.layout)  # e.g. an SP variant, or a pick with warnings
+    return [_layout_row(spec, g, lay, context, batch) for lay in lays], pick
+
+
 def parallel_cmd(
     model: str = typer.Option(..., "--model", "-m", help="model name or config.json"),
     gpu: str = typer.Option(..., "--gpu", "-g", help="GPU name"),
@@ -235,20 +251,17 @@ def parallel_cmd(
     """List valid layouts for N GPUs, their memory and speed, and the seed rule's pick."""
     from pdplan.catalog.gpus import get_gpu
     from pdplan.catalog.models import get_model
-    from pdplan.parallel import Layout, enumerate_layouts, require_valid, seed_rule
+    from pdplan.parallel import Layout, require_valid
 
     spec, g = get_model(model), get_gpu(gpu)
     n = gpus or g.gpus_per_node
-    dom = {"scaleup_domain": g.scaleup_domain, "gpus_per_node": g.gpus_per_node}
-    lays = enumerate_layouts(spec, n, max_pp=max_pp, context_len=context, **dom)
-    pick = seed_rule(spec, n, g.gpus_per_node, context)
-    if pick.layout not in lays:
-        lays.append(pick.layout)  # e.g. an SP variant, or a pick with warnings
-    rows = [_layout_row(spec, g, lay, context, batch) for lay in lays]
+    rows, pick = _layout_rows(spec, g, n, context, batch, max_pp)
+    past_window = context_warning(spec, context, "--context")
     shown = Layout.parse(layout) if layout else pick.layout
     if layout and gpus and shown.gpus != n:
         raise ConfigError(f"--layout {shown} uses {shown.gpus} GPUs, --gpus says {n}")
     _cp_needs_context(shown, context)
+    dom = {"scaleup_domain": g.scaleup_domain, "gpus_per_node": g.gpus_per_node}
     chk = require_valid(spec, shown, context_len=context, **dom)
     best, verdict = _verdict(
         rows,
@@ -267,6 +280,7 @@ def parallel_cmd(
         "best_layout": best,
         "agrees": best == str(pick.layout),
         "verdict": verdict,
+        "warnings": [past_window] if past_window else [],
     }
     emit(data, as_json, _render(data))
 

@@ -20,10 +20,17 @@ from pdplan.workload import (
     write_workload,
 )
 from pdplan.workload.formats import looks_like_prometheus
+from pdplan.workload.writers import output_format
 
 __all__ = ["register"]
 
 _FORMAT_HELP = "mooncake, azure, burstgpt, vidur, csv, jsonl, parquet, prometheus (default: detect)"
+_OUT_HELP = "output file (.jsonl, .csv, .parquet; .jsonl.gz / .csv.gz)"
+_RATE_HELP = (
+    "mean arrival rate, requests/s (a --curve shapes it around this mean: diurnal over "
+    "whole periods, points scaled to mean 1 over the trace)"
+)
+_CURVE_HELP = "diurnal:24h[:AMP] or points:0=1,1h=3 (relative rates: 1h=3 is 3x the rate at 0)"
 _MAP_HELP = "generic columns: input=COL,output=COL[,time=COL,time_unit=ms,session=COL,hashes=COL]"
 
 
@@ -85,7 +92,10 @@ def _render_stats(s: dict[str, Any], con: Console) -> None:
         p = s["prefix"]
         cap = "unbounded" if p["lru_blocks"] is None else f"LRU {p['lru_blocks']:,} blocks"
         rows.append(("prefix reuse", f"{p['reuse_ratio']:.3f} of {p['blocks']:,} blocks ({cap})"))
-    for key in ("by_model", "by_log_type", "clipped", "sessions"):
+    clipped = s.get("clipped") or {}
+    if any(clipped.values()):  # the warnings below say at what and why
+        rows.append(("clipped", ", ".join(f"{n:,} {role}" for role, n in clipped.items())))
+    for key in ("by_model", "by_log_type", "sessions"):
         if s.get(key):
             rows.append((key.replace("_", " "), s[key]))
     con.print(kv_table("workload", rows))
@@ -125,7 +135,9 @@ def inspect(
         None, "--lru-blocks", min=1, help="prefix cache capacity"
     ),
     as_json: bool = typer.Option(False, "--json", help="print JSON (stable keys)"),
-    plot: str | None = typer.Option(None, "--plot", help="write histograms + rate as a PNG"),
+    plot: str | None = typer.Option(
+        None, "--plot", help="write histograms + rate as an image (.png, .svg, .pdf, ...)"
+    ),
 ) -> None:
     """Statistics of a trace: rate, burstiness, length percentiles, prefix reuse, drift."""
     is_url = file.startswith(("http://", "https://"))
@@ -134,6 +146,10 @@ def inspect(
         emit(m, as_json, lambda con: _render_metrics(m, con))
         return
     window_s = parse_duration(window) if window else None
+    if plot:  # a bad --plot path is refused before the trace is read
+        from pdplan.workload.plot import check_plot_path
+
+        check_plot_path(plot)
     w = read_workload(file, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
     s = workload_stats(w, window_s=window_s, lru_blocks=lru_blocks)
     if plot:
@@ -152,10 +168,10 @@ def _is_prom(path: str) -> bool:
 
 
 def synth(
-    out: str = typer.Option(..., "--out", "-o", help="output file (.jsonl, .csv, .parquet)"),
+    out: str = typer.Option(..., "--out", "-o", help=_OUT_HELP),
     n: int | None = typer.Option(None, "--requests", "-n", help="number of requests"),
     duration: str | None = typer.Option(None, "--duration", help="or a duration: 1h, 15m"),
-    rate: float = typer.Option(1.0, "--rate", help="mean arrival rate, requests/s"),
+    rate: float = typer.Option(1.0, "--rate", help=_RATE_HELP),
     arrival: str = typer.Option("poisson", "--arrival", help="poisson, gamma or fixed"),
     cv: float = typer.Option(
         None, "--cv", help="gamma burstiness: CV of inter-arrival gaps (default 1)"
@@ -164,7 +180,7 @@ def synth(
         "fixed:1024", "--input", help="N, uniform:LO:HI, lognormal:MEAN:SIGMA[:MAX], empirical:FILE"
     ),
     outp: str = typer.Option("fixed:256", "--output", help="same forms as --input"),
-    curve: str | None = typer.Option(None, "--curve", help="diurnal:24h[:AMP] or points:0=1,1h=3"),
+    curve: str | None = typer.Option(None, "--curve", help=_CURVE_HELP),
     seed: int = typer.Option(0, "--seed", help="random seed (same seed, same trace)"),
     as_json: bool = typer.Option(False, "--json", help="print the stats as JSON"),
 ) -> None:
@@ -174,6 +190,7 @@ def synth(
             f"--cv sets gamma arrivals' burstiness; --arrival {arrival} has a fixed CV "
             "(poisson 1, fixed 0): add --arrival gamma"
         )
+    output_format(out)  # an unsupported extension is refused before any work
     w = synthesize(
         n=n,
         duration_s=duration,
@@ -194,13 +211,16 @@ def synth(
 
 def convert(
     src: str = typer.Argument(..., help="input trace"),
-    dst: str = typer.Argument(..., help="output: .jsonl (Mooncake layout), .csv, .parquet, +.gz"),
+    dst: str = typer.Argument(
+        ..., help="output: .jsonl (Mooncake layout), .csv, .parquet; .jsonl.gz / .csv.gz"
+    ),
     fmt: str | None = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
     mapping: str | None = typer.Option(None, "--map", help=_MAP_HELP),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="skip malformed rows, count them"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Convert a trace to pdplan's layout (Mooncake column names, times in ms)."""
+    output_format(dst)  # refused before the (maybe large) trace is read
     w = read_workload(src, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
     kind = write_workload(w, dst)
     notes = w.meta.get("warnings")

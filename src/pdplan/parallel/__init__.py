@@ -10,7 +10,13 @@ from pdplan.parallel.checks import (
 )
 from pdplan.parallel.comm import CommOp, comm_table, comm_totals
 from pdplan.parallel.layout import Layout
-from pdplan.parallel.search import SeedPick, enumerate_layouts, seed_rule
+from pdplan.parallel.search import (
+    SeedPick,
+    check_gpu_count,
+    enumerate_layouts,
+    max_layout_gpus,
+    seed_rule,
+)
 
 __all__ = [
     "CP_MIN_CONTEXT",
@@ -18,10 +24,12 @@ __all__ = [
     "Layout",
     "LayoutCheck",
     "SeedPick",
+    "check_gpu_count",
     "check_layout",
     "comm_table",
     "comm_totals",
     "enumerate_layouts",
+    "max_layout_gpus",
     "pp_bubble",
     "pp_stage_layers",
     "require_valid",

@@ -161,6 +161,8 @@ def _check_cp_sp(lay: Layout, context_len: int | None, err: list[str], warn: lis
             f"CP={lay.cp} at {context_len} tokens gains nothing: below {CP_MIN_CONTEXT} "
             f"tokens attention is too small a share to hide the K/V ring pass"
         )
+    elif lay.cp > context_len:
+        err.append(f"CP={lay.cp} leaves a {context_len}-token context less than 1 token per rank")
 
 
 def check_layout(

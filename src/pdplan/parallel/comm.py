@@ -4,7 +4,9 @@ Pure byte arithmetic; perf/collectives.py turns message sizes into seconds. Conv
 `tokens` is one step's token count for the whole instance (BatchShape.tokens). A call's
 `bytes_per_call` is the message size M each participating GPU holds (the buffer being reduced,
 the gathered tensor, the slice sent): a ring all-reduce then moves 2(n-1)/n * M per GPU, a
-reduce-scatter or all-gather (n-1)/n * M, an all-to-all or p2p M.
+reduce-scatter or all-gather (n-1)/n * M, an all-to-all or p2p M (`wire_bytes_per_call`).
+Totals add wire bytes, so an all-reduce and SP's reduce-scatter + all-gather of the same
+tensor count the same (a ring all-reduce is a reduce-scatter then an all-gather).
 """
 
 from __future__ import annotations
@@ -40,12 +42,29 @@ class CommOp:
 
     @property
     def bytes_per_step(self) -> float:
+        """Message bytes per step (calls x bytes_per_call)."""
         return self.calls_per_step * self.bytes_per_call
+
+    @property
+    def wire_bytes_per_call(self) -> float:
+        """Bytes one GPU sends per call with ring algorithms (Patarasuk & Yuan 2009; the
+        bus-bandwidth factors of nccl-tests doc/PERFORMANCE.md): all-reduce 2(n-1)/n x M,
+        reduce-scatter / all-gather (n-1)/n x M; all-to-all messages already hold only the
+        off-rank share, p2p and ring passes send M."""
+        n = self.group_size
+        share = {"all-reduce": 2 * (n - 1) / n, "reduce-scatter": (n - 1) / n}
+        share["all-gather"] = share["reduce-scatter"]
+        return share.get(self.collective, 1.0) * self.bytes_per_call
+
+    @property
+    def wire_bytes_per_step(self) -> float:
+        return self.calls_per_step * self.wire_bytes_per_call
 
 
 def _tp_ops(model: ModelSpec, lay: Layout, t_local: float, ffn_layers: int) -> list[CommOp]:
     """TP: an all-reduce after attention and after the FFN (Megatron); with SP each becomes a
-    reduce-scatter + all-gather of the same tensor (same wire bytes: AR = RS + AG)."""
+    reduce-scatter + all-gather of the same tensor (same wire bytes: AR = RS + AG, each
+    (n-1)/n x M; see CommOp.wire_bytes_per_call)."""
     if lay.tp == 1:
         return []
     msg = t_local * model.hidden_size  # elements; comm_table multiplies by dtype bytes
@@ -131,13 +150,14 @@ def comm_table(
 
 
 def comm_totals(ops: list[CommOp], tokens: int, num_layers: int) -> dict[str, float]:
-    """Message bytes per step, per token and per token per layer, overall and per collective."""
-    total = sum(op.bytes_per_step for op in ops)
+    """Bytes each GPU sends (wire bytes) per step, per token and per token per layer, overall
+    and per collective."""
+    total = sum(op.wire_bytes_per_step for op in ops)
     out: dict[str, float] = {
         "bytes_per_step": total,
         "bytes_per_token": total / max(tokens, 1),
         "bytes_per_token_layer": total / max(tokens, 1) / max(num_layers, 1),
     }
     for c in COLLECTIVES:
-        out[f"{c}_bytes_per_step"] = sum(op.bytes_per_step for op in ops if op.collective == c)
+        out[f"{c}_bytes_per_step"] = sum(op.wire_bytes_per_step for op in ops if op.collective == c)
     return out

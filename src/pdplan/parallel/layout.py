@@ -21,6 +21,10 @@ _KEYS = {
 }
 
 
+_NAMES = {"tp": "TP", "dp": "DP", "pp": "PP", "ep": "EP", "moe_tp": "expert TP", "cp": "CP",
+          "sp": "SP"}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Layout:
     """One instance's parallel split.
@@ -92,16 +96,16 @@ class Layout:
         for tok in re.split(r"[\s,\-_x]+", s):
             if not tok:
                 continue
-            if tok == "sp":
-                kw["sp"] = True
-                continue
             m = re.fullmatch(r"([a-z]+)=?(\d+)", tok)
-            if not m or m.group(1) not in _KEYS:
+            if tok != "sp" and (not m or m.group(1) not in _KEYS):
                 raise ConfigError(
                     f"cannot read layout part {tok!r} in {text!r}; "
                     "use tpN, dpN, ppN, epN, etpN, cpN, sp"
                 )
-            kw[_KEYS[m.group(1)]] = int(m.group(2))
+            key = "sp" if m is None else _KEYS[m.group(1)]
+            if key in kw:  # 'tp8-tp2' would silently keep the last one
+                raise ConfigError(f"layout {text!r} gives {_NAMES[key]} twice; name each part once")
+            kw[key] = True if m is None else int(m.group(2))
         if not kw:
             raise ConfigError(
                 f"cannot read layout {text!r}; expected e.g. 'tp4', 'tp8-pp2', 'dp8-ep8'"

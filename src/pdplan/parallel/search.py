@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pdplan.catalog.model_spec import ModelSpec
@@ -9,28 +10,86 @@ from pdplan.errors import ConfigError
 from pdplan.parallel.checks import CP_MIN_CONTEXT, check_layout
 from pdplan.parallel.layout import Layout
 
-__all__ = ["SeedPick", "divisors", "enumerate_layouts", "seed_rule"]
+__all__ = [
+    "SeedPick",
+    "check_gpu_count",
+    "divisors",
+    "enumerate_layouts",
+    "max_layout_gpus",
+    "seed_rule",
+]
 
 
 def divisors(n: int) -> list[int]:
-    """Positive divisors of n, ascending."""
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Positive divisors of n, ascending (trial division up to sqrt(n): cheap for n ~ 1e9)."""
+    small: list[int] = []
+    large: list[int] = []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
+def max_layout_gpus(model: ModelSpec, max_pp: int = 8, context_len: int | None = None) -> int:
+    """The most GPUs any valid layout of `model` can use: PP x stage, with PP <= the layers
+    (and max_pp), and a stage TP x DP x CP of at most heads x CP for a dense model (TP divides
+    the attention heads, DP-attention only shares an MoE FFN, CP <= the context's tokens, one
+    per rank, and only from CP_MIN_CONTEXT) or experts x expert-FFN width for an MoE model
+    (its stage is expert TP x EP, EP dividing the experts, expert TP the expert FFN width)."""
+    pp = min(max_pp, model.num_layers)
+    cp = context_len if context_len is not None and context_len >= CP_MIN_CONTEXT else 1
+    if model.moe is not None:
+        return pp * model.moe.num_experts * model.moe.expert_intermediate_size
+    return pp * max(model.num_heads, 1) * cp
+
+
+def check_gpu_count(
+    model: ModelSpec, n: int, max_pp: int = 8, context_len: int | None = None
+) -> None:
+    """Refuse a GPU count above max_layout_gpus, naming the factors of the bound."""
+    top = max_layout_gpus(model, max_pp, context_len)
+    if n <= top:
+        return
+    pp = min(max_pp, model.num_layers)
+    if model.moe is not None:
+        stage = f"{model.moe.num_experts} experts x {model.moe.expert_intermediate_size} "
+        stage += "expert-FFN width (EP x expert TP)"
+    else:
+        cp = top // (pp * max(model.num_heads, 1))
+        stage = f"TP {model.num_heads} (attention heads) x CP {cp:,} " + (
+            f"(CP only from {CP_MIN_CONTEXT:,} tokens of context)"
+            if cp == 1
+            else "(one context token per rank)"
+        )
+    raise ConfigError(
+        f"--gpus {n:,}: no layout of {model.name} uses that many GPUs; at most {top:,} = "
+        f"PP {pp} (--max-pp, {model.num_layers} layers) x {stage}"
+    )
 
 
 def _candidates(model: ModelSpec, n: int, max_pp: int, context_len: int | None) -> list[Layout]:
-    """Every (tp, dp, cp, pp, ep) with tp*dp*cp*pp == n, before the validity rules."""
-    shared_ffn = model.moe is not None  # DP-attention only where an MoE FFN is shared
+    """Every (tp, dp, cp, pp, ep) with tp*dp*cp*pp == n that the cheap rules allow (TP divides
+    the heads, PP <= layers, EP divides the experts, DP only for MoE, CP only for long
+    context); check_layout then applies every rule."""
+    moe = model.moe
     long_ctx = context_len is not None and context_len >= CP_MIN_CONTEXT
+    heads = model.num_heads
     out: list[Layout] = []
-    for pp in divisors(n):
-        if pp > max_pp:
-            continue
-        for cp in divisors(n // pp) if long_ctx else [1]:
-            for dp in divisors(n // (pp * cp)) if shared_ffn else [1]:
-                tp = n // (pp * cp * dp)
-                stage = tp * dp * cp
-                eps = divisors(stage) if model.moe is not None else [1]
-                out += [Layout(tp=tp, dp=dp, pp=pp, cp=cp, ep=ep) for ep in eps]
+    for pp in (p for p in range(1, min(max_pp, model.num_layers, n) + 1) if n % p == 0):
+        stage = n // pp
+        for tp in (t for t in divisors(heads if heads > 0 else stage) if stage % t == 0):
+            rest = stage // tp  # dp * cp
+            if moe is None:  # dense: no DP-attention, the rest is CP (or nothing)
+                cps = [rest] if rest == 1 or long_ctx else []
+            else:
+                cps = divisors(rest) if long_ctx else [1]
+            eps = divisors(math.gcd(stage, moe.num_experts)) if moe is not None else [1]
+            for cp in cps:
+                out += [Layout(tp=tp, dp=rest // cp, pp=pp, cp=cp, ep=ep) for ep in eps]
     return out
 
 
@@ -53,7 +112,8 @@ def enumerate_layouts(
     """
     if n_gpus < 1:
         raise ConfigError(f"--gpus={n_gpus}: need at least 1 GPU per instance")
-    counts = range(1, n_gpus + 1) if up_to else [n_gpus]
+    top = max_layout_gpus(model, max_pp, context_len)  # no layout uses more
+    counts = range(1, min(n_gpus, top) + 1) if up_to else [n_gpus] if n_gpus <= top else []
     found: list[Layout] = []
     for n in counts:
         for lay in _candidates(model, n, max_pp, context_len):

@@ -173,11 +173,25 @@ def looks_like_prometheus(path: str) -> bool:
     return first.startswith(("# HELP ", "# TYPE ")) or bool(_PROM_LINE.match(first))
 
 
+_JSON_ARRAY = re.compile(r"\[\s*(\{|\[|\]|$)")  # '[{', '[[' or '[]': a JSON document
+
+
 def _container(head: bytes, gz: bool) -> str:
     if head.startswith(_PARQUET_MAGIC) and not gz:
         return "parquet"
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     return "jsonl" if text.startswith("{") else "csv"
+
+
+def _refuse_json_array(head: bytes, path: str) -> None:
+    """A JSON array (a `.json` export) would read as a one-line CSV with odd column names."""
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if _JSON_ARRAY.match(text):
+        raise InputError(
+            "a JSON array; pdplan reads JSON Lines (one object per line): convert it with "
+            f"`jq -c '.[]' {path} > trace.jsonl`",
+            path=path,
+        )
 
 
 def _columns(path: str, container: str, head: bytes) -> list[str]:
@@ -210,6 +224,8 @@ def detect(
     head = _head(path)
     if not head.strip():
         raise InputError("empty file", path=path)
+    if fmt != "csv" and not head.startswith(_PARQUET_MAGIC):
+        _refuse_json_array(head, path)
     container = fmt if fmt in CONTAINERS else _container(head, gz)
     columns = _columns(path, container, head)
     container, cmap, name = _pick_map(path, fmt, mapping, container, columns)

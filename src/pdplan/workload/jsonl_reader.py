@@ -25,6 +25,7 @@ _PIECE = 1 << 20  # bytes per read() call while filling a block
 _MAX_MISSES = 2  # after this many blocks in a row that need the careful path, stop trying
 _RETRY_EVERY = 8  # ... except every 8th block (a file may turn clean after a bad start)
 _PARQUET_BATCH = 1 << 20  # rows per parquet record batch
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark (Windows editors write it at the file start)
 
 
 class _Cols:
@@ -69,7 +70,9 @@ def read_jsonl(
     parser = FastParser(cmap) if fast else None
     misses = 0  # consecutive blocks the fast path could not take
     with open_binary(path) as f:
-        for block in _blocks(f):
+        for k, block in enumerate(_blocks(f)):
+            if k == 0 and block.startswith(_BOM):
+                block = block[len(_BOM) :]  # a BOM is not part of line 1's JSON
             nlines = block.count(b"\n")
             chunk = None
             if parser is not None and (misses < _MAX_MISSES or misses % _RETRY_EVERY == 0):

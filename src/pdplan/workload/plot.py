@@ -6,11 +6,11 @@ import os
 
 import numpy as np
 
-from pdplan.errors import PdplanError
+from pdplan.errors import ConfigError, PdplanError
 from pdplan.workload.core import Workload
 from pdplan.workload.stats import log2_edges
 
-__all__ = ["plot_workload"]
+__all__ = ["check_plot_path", "plot_workload"]
 
 
 def _pyplot():  # type: ignore[no-untyped-def]
@@ -24,6 +24,21 @@ def _pyplot():  # type: ignore[no-untyped-def]
             "--plot needs matplotlib: pip install 'pdplan[plot]' (or pip install matplotlib)"
         ) from None
     return plt
+
+
+def check_plot_path(path: str | os.PathLike[str]) -> str:
+    """The image format matplotlib will write for `path` (from its extension), checked before
+    any work is done; a missing or unsupported extension is refused with the supported list."""
+    plt = _pyplot()
+    supported = sorted(plt.figure().canvas.get_supported_filetypes())
+    plt.close("all")
+    spath = os.fspath(path)
+    ext = os.path.splitext(spath)[1].lower().lstrip(".")
+    if ext not in supported:
+        what = f"matplotlib cannot write '.{ext}' images" if ext else "no image extension"
+        names = ", ".join(f".{e}" for e in supported)
+        raise ConfigError(f"--plot {spath}: {what}; use one of {names} (e.g. .png)")
+    return ext
 
 
 def plot_workload(w: Workload, path: str | os.PathLike[str], window_s: float | None = None) -> None:
@@ -61,7 +76,7 @@ def plot_workload(w: Workload, path: str | os.PathLike[str], window_s: float | N
     fig.tight_layout()
     try:
         fig.savefig(os.fspath(path), dpi=100)
-    except OSError as exc:
+    except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: .pgf without LaTeX
         raise PdplanError(f"cannot write plot {os.fspath(path)}: {exc}") from None
     finally:
         plt.close(fig)

@@ -147,6 +147,16 @@ def _windows(w: Workload, window_s: float, hits: np.ndarray | None) -> list[dict
     return out
 
 
+def _lru_needs_hashes(w: Workload, lru_blocks: int | None) -> None:
+    """A prefix-cache size on a trace without hash blocks would be silently ignored."""
+    if lru_blocks is not None and not w.has_hashes:
+        raise InputError(
+            "--lru-blocks sizes the prefix cache, but this trace has no hash_ids (prefix "
+            "blocks) to cache: drop it, or map the column with --map hashes=COL",
+            path=str(w.meta.get("source") or "") or None,
+        )
+
+
 def workload_stats(
     w: Workload, window_s: float | None = None, lru_blocks: int | None = None
 ) -> dict[str, object]:
@@ -169,6 +179,7 @@ def workload_stats(
     out["zero_input"] = int(np.count_nonzero(w.input_len == 0))
     out["zero_output"] = int(np.count_nonzero(w.output_len == 0))  # e.g. BurstGPT failures
     out["joint_histogram"] = _joint(w)
+    _lru_needs_hashes(w, lru_blocks)
     hits = prefix_hits(w, lru_blocks)
     out["prefix"] = _prefix(w, hits, lru_blocks)
     out["sessions"] = None if w.session_id is None else len(np.unique(w.session_id))

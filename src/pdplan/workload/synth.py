@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from pdplan.errors import InputError
 from pdplan.workload.core import Workload
-from pdplan.workload.values import INT32_MAX, parse_duration
+from pdplan.workload.lengths import LengthSpec, parse_length_spec
+from pdplan.workload.values import parse_duration
 
 __all__ = ["LengthSpec", "RateCurve", "parse_length_spec", "parse_rate_curve", "synthesize"]
 
@@ -17,79 +18,12 @@ _MAX_REQUESTS = 100_000_000  # 100M requests ~ 1.6 GB of columns: the sanity cap
 _GRID = 1_000_000  # points of the rate-curve grid used to invert the cumulative rate
 
 
-@dataclass(frozen=True, eq=False)
-class LengthSpec:
-    """A token-length distribution: fixed, uniform [a, b], lognormal (mean a, log-sigma b,
-    clipped at `cap`), or empirical (resample `values`, optionally weighted)."""
-
-    kind: str
-    a: float = 0.0
-    b: float = 0.0
-    cap: int = INT32_MAX
-    values: np.ndarray | None = None
-    weights: np.ndarray | None = None
-
-    @classmethod
-    def empirical(cls, values: np.ndarray, weights: np.ndarray | None = None) -> LengthSpec:
-        if len(values) == 0:
-            raise InputError("empirical length distribution needs at least one value")
-        w = None if weights is None else np.asarray(weights, dtype=np.float64) / np.sum(weights)
-        return cls("empirical", values=np.asarray(values, dtype=np.int64), weights=w)
-
-    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-        """n lengths (int32) and how many were clipped into [1, cap]."""
-        if self.kind == "fixed":
-            raw = np.full(n, self.a)
-        elif self.kind == "uniform":
-            raw = rng.integers(int(self.a), int(self.b) + 1, size=n).astype(np.float64)
-        elif self.kind == "lognormal":
-            # lognormal with mean a: mu = ln(a) - sigma^2 / 2 (E[X] = exp(mu + sigma^2/2))
-            mu = math.log(self.a) - self.b**2 / 2
-            raw = np.rint(rng.lognormal(mu, self.b, size=n))
-        elif self.kind == "empirical" and self.values is not None:
-            raw = rng.choice(self.values, size=n, p=self.weights).astype(np.float64)
-        else:
-            raise InputError(f"unknown length distribution {self.kind!r}")
-        clipped = int(np.count_nonzero((raw < 1) | (raw > self.cap)))
-        return np.clip(raw, 1, self.cap).astype(np.int32), clipped
-
-
-_FORMS = {"fixed": "fixed:N", "uniform": "uniform:LO:HI", "lognormal": "lognormal:MEAN:SIGMA[:MAX]"}
-
-
-def parse_length_spec(text: str | int | LengthSpec) -> LengthSpec:
-    """'512' | 'fixed:512' | 'uniform:100:2000' | 'lognormal:MEAN:SIGMA[:MAX]'."""
-    if isinstance(text, LengthSpec):
-        return text
-    parts = str(text).strip().split(":")
-    kind, args = (parts[0], parts[1:]) if not parts[0].isdigit() else ("fixed", parts)
-    try:
-        nums = [float(a) for a in args]
-    except ValueError:
-        raise InputError(f"bad length spec {text!r}: numbers expected after the kind") from None
-    shapes = {"fixed": (1, 1), "uniform": (2, 2), "lognormal": (2, 3)}
-    if kind not in shapes:
-        raise InputError(
-            f"bad length spec {text!r}: use N, fixed:N, uniform:LO:HI, lognormal:MEAN:SIGMA[:MAX]"
-            " or empirical:FILE"
-        )
-    lo, hi = shapes[kind]
-    if not lo <= len(nums) <= hi:
-        raise InputError(f"bad length spec {text!r}: use {_FORMS[kind]}")
-    if any(not math.isfinite(x) or x < 0 for x in nums):
-        raise InputError(f"bad length spec {text!r}: parameters must be finite numbers >= 0")
-    if (kind == "fixed" and nums[0] < 1) or (kind == "uniform" and not 1 <= nums[0] <= nums[1]):
-        raise InputError(f"bad length spec {text!r}: lengths must be >= 1 (and LO <= HI)")
-    if kind == "lognormal" and (nums[0] < 1 or nums[1] <= 0):
-        raise InputError(f"bad length spec {text!r}: MEAN >= 1 and SIGMA > 0 required")
-    cap = int(min(nums[2], INT32_MAX)) if len(nums) == 3 else INT32_MAX
-    return LengthSpec(kind, nums[0], nums[1] if len(nums) > 1 else 0.0, max(cap, 1))
-
-
 @dataclass(frozen=True)
 class RateCurve:
     """Rate multiplier m(t) >= 0 (x --rate): 'diurnal' 1 - amp*cos(2 pi (t - phase) / period)
-    (mean 1 over a period, trough at t = phase), or piecewise-linear 'points' (t_s, m)."""
+    (mean 1 over a period, trough at t = phase), or piecewise-linear 'points' (t_s, m), held
+    constant past the last point. synthesize() scales 'points' to mean 1 over the trace, so
+    --rate is the mean rate either way and the points give only the shape."""
 
     kind: str
     period_s: float = 86400.0
@@ -102,6 +36,20 @@ class RateCurve:
             return 1.0 - self.amp * np.cos(2 * np.pi * (t - self.phase_s) / self.period_s)
         xs, ys = zip(*self.points, strict=True)
         return np.interp(t, xs, ys)  # held constant outside the given points
+
+    def mean(self, horizon_s: float) -> float:
+        """Mean of m(t) over [0, horizon_s] (exact for 'points': trapezoids between them)."""
+        if self.kind == "diurnal":
+            t = np.linspace(0.0, horizon_s, _GRID)
+        else:
+            inner = [x for x, _ in self.points if 0.0 < x < horizon_s]
+            t = np.array([0.0, *inner, horizon_s])
+        m = self(t)
+        return float(np.sum((m[1:] + m[:-1]) / 2 * np.diff(t)) / horizon_s)
+
+    def scaled(self, factor: float) -> RateCurve:
+        """The 'points' curve with every multiplier times `factor`."""
+        return replace(self, points=tuple((t, m * factor) for t, m in self.points))
 
 
 def parse_rate_curve(text: str | None) -> RateCurve | None:
@@ -197,8 +145,38 @@ def synthesize(
     joint: Workload | None = None,
     seed: int = 0,
 ) -> Workload:
-    """A deterministic synthetic workload. Give n or duration_s. `joint`: resample (input,
+    """A deterministic synthetic workload. Give n or duration_s; `rate` is the mean arrival
+    rate (a 'points' curve is scaled to mean 1 over the trace). `joint`: resample (input,
     output) pairs from that workload instead of drawing input and output independently."""
+    dur = _check_args(n, duration_s, rate, cv)
+    curve = rate_curve if isinstance(rate_curve, RateCurve) else parse_rate_curve(rate_curve)
+    params: dict[str, object] = dict(n=n, duration_s=dur, rate=rate, arrival=arrival, cv=cv)
+    if curve is not None and curve.kind == "points":
+        horizon = dur if dur is not None else float(n or 1) / rate  # mean rate: n over n/rate
+        mean = curve.mean(horizon)
+        if not mean > 0:
+            raise InputError(
+                f"rate curve {rate_curve!r} is 0 over the whole trace (0-{horizon:g} s)"
+            )
+        curve = curve.scaled(1.0 / mean)
+        params["rate_curve_scale"] = 1.0 / mean  # x each point, so the mean rate is `rate`
+    rng = np.random.default_rng(seed)
+    t = _arrivals(n, dur, rate, arrival, cv, curve, rng)
+    if len(t) == 0:
+        raise InputError("no request arrives within the duration; raise rate or duration")
+    joint = joint if joint is not None else _joint_file(input, output)
+    inp, out, clipped, warnings = _lengths(len(t), input, output, joint, rng)
+    params.update(input=str(input), output=str(output), rate_curve=str(rate_curve), seed=seed)
+    params["joint"] = None if joint is None else joint.meta.get("source")
+    meta = {"source": "synthetic", "format": "synthetic", "rows": len(t), "skipped_total": 0}
+    meta.update(skipped={}, warnings=warnings, clipped=clipped, params=params)
+    return Workload(inp.astype(np.int32), out.astype(np.int32), t, meta=meta)
+
+
+def _check_args(
+    n: int | None, duration_s: float | str | None, rate: float, cv: float
+) -> float | None:
+    """The duration in seconds (None with n); refuses a bad n, rate or cv by name."""
     if (n is None) == (duration_s is None):
         raise InputError("give exactly one of n (requests) or duration_s")
     dur = parse_duration(str(duration_s)) if duration_s is not None else None
@@ -207,26 +185,35 @@ def synthesize(
     for name, value in (("rate", rate), ("cv", cv)):  # name only the one that is wrong
         if not (value > 0 and math.isfinite(value)):
             raise InputError(f"{name}={value} must be a finite number > 0")
-    curve = rate_curve if isinstance(rate_curve, RateCurve) else parse_rate_curve(rate_curve)
-    rng = np.random.default_rng(seed)
-    t = _arrivals(n, dur, rate, arrival, cv, curve, rng)
-    m = len(t)
-    if m == 0:
-        raise InputError("no request arrives within the duration; raise rate or duration")
-    clipped = {"input": 0, "output": 0}
-    joint = joint if joint is not None else _joint_file(input, output)
+    return dur
+
+
+def _lengths(
+    m: int,
+    input: str | int | LengthSpec,
+    output: str | int | LengthSpec,
+    joint: Workload | None,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, dict[str, int], list[str]]:
+    """m input and output lengths, the clip counts per role, and a warning per clipping."""
+    clipped, warnings = {"input": 0, "output": 0}, []
     if joint is not None:
         pick = rng.integers(0, len(joint), size=m)
-        inp, out = joint.input_len[pick].copy(), joint.output_len[pick].copy()
-    else:
-        inp, clipped["input"] = _spec(input, "input").sample(m, rng)
-        out, clipped["output"] = _spec(output, "output").sample(m, rng)
-    params = dict(n=n, duration_s=dur, rate=rate, arrival=arrival, cv=cv, input=str(input))
-    params.update(output=str(output), rate_curve=str(rate_curve), seed=seed)
-    params["joint"] = None if joint is None else joint.meta.get("source")
-    meta = {"source": "synthetic", "format": "synthetic", "rows": m, "skipped_total": 0}
-    meta.update(skipped={}, warnings=[], clipped=clipped, params=params)
-    return Workload(inp.astype(np.int32), out.astype(np.int32), t, meta=meta)
+        return joint.input_len[pick].copy(), joint.output_len[pick].copy(), clipped, warnings
+    cols = []
+    for role, text in (("input", input), ("output", output)):
+        spec = _spec(text, role)
+        vals, low, high = spec.sample_clipped(m, rng)
+        clipped[role] = low + high
+        if high:
+            warnings.append(
+                f"clipped {high:,} of {m:,} {role} lengths at {spec.cap:,} tokens (the MAX of "
+                f"{text}): their mean is {vals.mean():,.0f}, not {spec.a:,.0f}"
+            )
+        if low:
+            warnings.append(f"raised {low:,} of {m:,} {role} lengths drawn below 1 to 1 token")
+        cols.append(vals)
+    return cols[0], cols[1], clipped, warnings
 
 
 def _empirical_file(spec: object) -> str | None:

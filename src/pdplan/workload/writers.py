@@ -1,4 +1,4 @@
-"""write_workload: JSONL in Mooncake FAST'25 layout (default), CSV or Parquet by extension."""
+"""write_workload: JSONL in Mooncake FAST'25 layout, CSV or Parquet, by the file's extension."""
 
 from __future__ import annotations
 
@@ -12,19 +12,34 @@ import pyarrow as pa
 from pdplan.errors import InputError
 from pdplan.workload.core import Workload
 
-__all__ = ["write_workload"]
+__all__ = ["output_format", "write_workload"]
 
 _CHUNK = 1 << 16  # rows formatted per write
+# extension -> format written; JSONL and CSV may end in .gz (gzip'd), Parquet compresses itself
+_EXTENSIONS = {".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_GZ_OK = ("jsonl", "csv")
 
 
-def _format_of(path: str, fmt: str | None) -> str:
+def output_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
+    """The format write_workload writes to `path`: `fmt`, else from the extension (.jsonl,
+    .csv, .parquet / .pq; .jsonl.gz and .csv.gz gzip'd). Any other extension is refused,
+    so a trace is never written as JSONL under a name that says otherwise."""
     if fmt:
         if fmt not in ("jsonl", "csv", "parquet"):
             raise InputError(f"cannot write format {fmt!r}: jsonl, csv or parquet")
         return fmt
-    base = path[:-3] if path.endswith(".gz") else path
-    ext = os.path.splitext(base)[1].lower()
-    return {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}.get(ext, "jsonl")
+    spath = os.fspath(path)
+    gz = spath.lower().endswith(".gz")
+    ext = os.path.splitext(spath[:-3] if gz else spath)[1].lower()
+    kind = _EXTENSIONS.get(ext)
+    if kind is None or (gz and kind not in _GZ_OK):
+        got = f"'{ext}{'.gz' if gz else ''}' is not a trace format pdplan writes"
+        raise InputError(
+            f"{got if ext or gz else 'no file extension'}: name it .jsonl, .csv or .parquet "
+            "(.jsonl.gz / .csv.gz to compress)",
+            path=spath,
+        )
+    return kind
 
 
 def _ms(w: Workload) -> np.ndarray | None:
@@ -33,7 +48,7 @@ def _ms(w: Workload) -> np.ndarray | None:
 
 
 def _open(path: str) -> IO[bytes]:
-    if path.endswith(".gz"):
+    if path.lower().endswith(".gz"):
         return gzip.open(path, "wb")  # type: ignore[return-value]
     return open(path, "wb")
 
@@ -76,11 +91,11 @@ def _table(w: Workload, hashes_as_text: bool) -> pa.Table:
 
 
 def write_workload(w: Workload, path: str | os.PathLike[str], fmt: str | None = None) -> str:
-    """Write w; the format comes from fmt or the extension (.csv, .parquet, else JSONL; a
-    trailing .gz compresses CSV / JSONL). Times are written in ms from the first arrival,
+    """Write w; the format comes from fmt or the extension (see output_format; a trailing
+    .gz compresses CSV / JSONL). Times are written in ms from the first arrival,
     with Mooncake column names, so every written file reads back with read_workload."""
     spath = os.fspath(path)
-    kind = _format_of(spath, fmt)
+    kind = output_format(spath, fmt)
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
