@@ -39,7 +39,7 @@ def test_no_command_in_a_subprocess_has_no_error_line() -> None:
 def test_kv_refuses_an_upcast_in_transit(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = _run(capsys, "kv", "--kv-dtype", "fp8", "--transit-dtype", "bf16")
     assert rc == 2 and out == "" and err.count("\n") == 1
-    assert "--transit-dtype bf16 (2 B per value) is wider than the --kv-dtype fp8 cache" in err
+    assert "transit dtype bf16 (2 B per value) is wider than the fp8 KV cache" in err
 
 
 @pytest.mark.parametrize(

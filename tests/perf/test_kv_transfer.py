@@ -97,3 +97,15 @@ def test_bad_input() -> None:
 def test_required_gbps() -> None:
     # 10,000 prefill tok/s x 327,680 B x 8 bit = 26.2 Gb/s
     assert required_gbps(327_680, 10_000) == pytest.approx(26.2144)
+
+
+def test_transit_upcast_refused_and_note_truthful() -> None:
+    from pdplan.catalog.models import get_model
+    from pdplan.errors import ConfigError
+    from pdplan.perf.kv_transfer import kv_transfer
+
+    m = get_model("llama-3.1-70b")
+    with pytest.raises(ConfigError, match="wider than the fp8 KV cache"):
+        kv_transfer(m, 1000, kv_dtype="fp8", transit_dtype="bf16")
+    note = kv_transfer(m, 1000, transit_dtype="fp8").notes[0]
+    assert "50% of the bytes (per-tensor scales" in note

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
-from fractions import Fraction
 from typing import Any
 
 import typer
@@ -51,7 +50,6 @@ def kv_cmd(
 
         gspec = get_gpu(gpu)
     _check_layouts(spec, gspec, prefill_layout, decode_layout)
-    transit_note = _transit_note(kv_dtype, transit_dtype)
     context_warning(spec, tokens, "a prompt")
     kv = kv_transfer(
         spec, tokens, kv_dtype=kv_dtype, transit_dtype=transit_dtype, path=path, gpu=gspec,
@@ -60,45 +58,11 @@ def kv_cmd(
     )  # fmt: skip
     seed = seed_kv_example(spec) if spec.name == "llama-3.1-70b" else None
     data: dict[str, Any] = {"bytes": round(kv.total_bytes), "time_ms": kv.time_ms, **asdict(kv)}
-    data["notes"] = notes = _notes(kv.notes, transit_note)
+    data["notes"] = notes = list(kv.notes)
     if seed is not None:
         data["seed"] = {"claimed_bytes": seed.seed_bytes, "claimed_ms": seed.seed_ms,
                         "bytes": seed.bytes, "ms": seed.ms, "factor": seed.factor}  # fmt: skip
     emit(data, as_json, lambda c: _render(c, kv, seed, notes))
-
-
-def _notes(notes: tuple[str, ...], transit_note: list[str]) -> list[str]:
-    """kv_transfer's notes with its transit note replaced by ours (which says what the
-    scales cost and is not claimed for per-tensor-scaled fp8)."""
-    return [*transit_note, *(n for n in notes if not n.startswith("quantised in transit"))]
-
-
-def _transit_note(kv_dtype: str, transit_dtype: str | None) -> list[str]:
-    """What quantising in transit saves; an up-cast (fp8 cache sent as bf16) is refused.
-    Block-scaled dtypes carry their scales in DTYPE_BYTES (fp4: one FP8 scale per 16 values,
-    int4: one FP16 scale per 128); fp8 / int8 KV use per-tensor scales (vLLM's k_scale /
-    v_scale, a few bytes per layer), so no scale bytes are counted for them."""
-    from pdplan.catalog.model_parts import dtype_bytes
-
-    if transit_dtype is None or transit_dtype.lower() == kv_dtype.lower():
-        return []
-    kb, tb = dtype_bytes(kv_dtype), dtype_bytes(transit_dtype)
-    if tb > kb:
-        raise ConfigError(
-            f"--transit-dtype {transit_dtype} ({tb:g} B per value) is wider than the "
-            f"--kv-dtype {kv_dtype} cache ({kb:g} B): quantising in transit only narrows; "
-            f"drop --transit-dtype to send the {kv_dtype} cache as it is"
-        )
-    if tb == kb:
-        return [f"sent as {transit_dtype}: the same {tb:g} B per value as the {kv_dtype} cache"]
-    scale = Fraction(tb - 2 ** math.floor(math.log2(tb))).limit_denominator(1024)  # B / value
-    what = (
-        f"per-block scales included: +{scale} B per value"
-        if scale > 0
-        else "per-tensor scales, so no per-block scale bytes"
-    )
-    ratio = f"{tb / kb:.0%} of the bytes ({what})"
-    return [f"quantised in transit {kv_dtype} -> {transit_dtype}: {ratio}"]
 
 
 def _check_layouts(spec: Any, gpu: Any, *layouts: str | None) -> None:

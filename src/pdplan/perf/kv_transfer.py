@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
@@ -25,6 +26,7 @@ __all__ = [
     "kv_transfer",
     "required_gbps",
     "seed_kv_example",
+    "transit_note",
 ]
 
 # Per path: default line rate (Gb/s, used when no GPU is given), achieved share of line rate
@@ -126,6 +128,7 @@ def kv_transfer(
     """Bytes and time to ship a `tokens`-token prompt's KV cache from prefill to decode."""
     eff = _check_args(tokens, path, kv_dtype, efficiency)
     transit = transit_dtype or kv_dtype
+    transit_text = transit_note(kv_dtype, transit)  # refuses an up-cast
     total = model.kv_bytes(tokens, transit)  # window-capped + linear state, from the shape
     state = model.linear_state_bytes()  # fixed per sequence, not per token
     lat = KV_PATHS[path]["latency_s"] if latency_s is None else latency_s
@@ -150,20 +153,36 @@ def kv_transfer(
         efficiency=eff,
         latency_s=lat,
         time_s=lat + bottleneck / (gbps * 1e9 / 8 * eff),  # B / (Gb/s * 1e9 / 8 bit * eta)
-        notes=_notes(model, transit, kv_dtype, senders, receivers) + _size_notes(model, transit),
+        notes=transit_text + _notes(model, senders, receivers) + _size_notes(model, transit),
     )
 
 
-def _notes(
-    model: ModelSpec, transit: str, kv: str, senders: int, receivers: int
-) -> tuple[str, ...]:
-    out = []
-    if transit != kv:
-        ratio = dtype_bytes(transit) / dtype_bytes(kv)
-        out.append(
-            f"quantised in transit {kv} -> {transit}: {ratio:.0%} of the bytes "
-            f"(per-block scales included)"
+def transit_note(kv: str, transit: str) -> tuple[str, ...]:
+    """What quantising the KV in transit saves; an up-cast (an fp8 cache sent as bf16) is
+    refused. Block-scaled dtypes carry their scales in DTYPE_BYTES (fp4: one FP8 scale per 16
+    values, int4: one FP16 scale per 128); fp8 / int8 KV use per-tensor scales (vLLM's
+    k_scale / v_scale, a few bytes per layer), so no scale bytes are counted for them."""
+    if transit.lower() == kv.lower():
+        return ()
+    kb, tb = dtype_bytes(kv), dtype_bytes(transit)
+    if tb > kb:
+        raise ConfigError(
+            f"transit dtype {transit} ({tb:g} B per value) is wider than the {kv} KV cache "
+            f"({kb:g} B): quantising in transit only narrows; send the {kv} cache as it is"
         )
+    if tb == kb:
+        return (f"sent as {transit}: the same {tb:g} B per value as the {kv} cache",)
+    scale = Fraction(tb - 2 ** math.floor(math.log2(tb))).limit_denominator(1024)  # B / value
+    what = (
+        f"per-block scales included: +{scale} B per value"
+        if scale > 0
+        else "per-tensor scales, so no per-block scale bytes"
+    )
+    return (f"quantised in transit {kv} -> {transit}: {tb / kb:.0%} of the bytes ({what})",)
+
+
+def _notes(model: ModelSpec, senders: int, receivers: int) -> tuple[str, ...]:
+    out = []
     if model.mla is not None:
         out.append("MLA latent is the same on every TP rank: one rank per stage sends it")
     if senders != receivers:
