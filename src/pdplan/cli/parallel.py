@@ -181,7 +181,9 @@ def _verdict(rows: list[dict[str, Any]], seed: str, at: str) -> tuple[str | None
     if b == seed:
         return b, f"the cost model agrees: {b} has {crit}"
     seed_row = next((r for r in rows if r["layout"] == seed), None)
-    if seed_row is None or "decode_tps_per_gpu" not in seed_row:
+    if not seed:
+        why = "the seed rule gives no layout for this GPU count"
+    elif seed_row is None or "decode_tps_per_gpu" not in seed_row:
         why = "the seed pick does not fit in memory"
     else:
         x = seed_row["decode_tps_per_gpu"] / best["decode_tps_per_gpu"]
@@ -226,11 +228,17 @@ def _layout_rows(
 ) -> tuple[list[dict[str, Any]], Any]:
     """One row per valid layout of n GPUs (plus the seed rule's pick), and that pick."""
     from pdplan.parallel import check_gpu_count, enumerate_layouts, seed_rule
+    from pdplan.parallel.search import SeedPick
 
     check_gpu_count(spec, n, max_pp, context)  # at once, before any enumeration
     dom = {"scaleup_domain": g.scaleup_domain, "gpus_per_node": g.gpus_per_node}
     lays = enumerate_layouts(spec, n, max_pp=max_pp, context_len=context, **dom)
-    pick = seed_rule(spec, n, g.gpus_per_node, context)
+    try:
+        pick = seed_rule(spec, n, g.gpus_per_node, context)
+    except ConfigError as e:  # the recipe has no layout here; the enumeration may still
+        if not lays:
+            raise
+        return [_layout_row(spec, g, lay, context, batch) for lay in lays], SeedPick(None, str(e))
     if pick.layout not in lays:
         lays.append(pick.layout)  # e.g. an SP variant, or a pick with warnings
     return [_layout_row(spec, g, lay, context, batch) for lay in lays], pick
@@ -257,7 +265,8 @@ def parallel_cmd(
     n = gpus or g.gpus_per_node
     rows, pick = _layout_rows(spec, g, n, context, batch, max_pp)
     past_window = context_warning(spec, context, "--context")
-    shown = Layout.parse(layout) if layout else pick.layout
+    seed = str(pick.layout) if pick.layout is not None else ""
+    shown = Layout.parse(layout) if layout else (pick.layout or Layout.parse(rows[0]["layout"]))
     if layout and gpus and shown.gpus != n:
         raise ConfigError(f"--layout {shown} uses {shown.gpus} GPUs, --gpus says {n}")
     _cp_needs_context(shown, context)
@@ -265,7 +274,7 @@ def parallel_cmd(
     chk = require_valid(spec, shown, context_len=context, **dom)
     best, verdict = _verdict(
         rows,
-        str(pick.layout),
+        seed,
         f"{_tp_scope(g)} (decode batch <= {batch}, {context}-token context)",
     )
     data = {
@@ -276,9 +285,9 @@ def parallel_cmd(
         "layouts": rows,
         "comm": _comm(spec, shown, tokens or context, microbatches),
         "comm_notes": list(chk.errors) + list(chk.warnings) + list(chk.notes),
-        "seed_rule": {"layout": str(pick.layout), "reason": pick.reason},
+        "seed_rule": {"layout": seed or None, "reason": pick.reason},
         "best_layout": best,
-        "agrees": best == str(pick.layout),
+        "agrees": best == seed,
         "verdict": verdict,
         "warnings": [past_window] if past_window else [],
     }

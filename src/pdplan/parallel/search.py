@@ -132,9 +132,9 @@ def enumerate_layouts(
 
 @dataclass(frozen=True)
 class SeedPick:
-    """The layout the seed's rule of thumb gives, and why, in one sentence."""
+    """The layout the seed's rule of thumb gives (None: it gives none here), and why."""
 
-    layout: Layout
+    layout: Layout | None
     reason: str
 
 
@@ -150,6 +150,22 @@ def _largest_tp(model: ModelSpec, n_gpus: int, per_node: int) -> int:
     return 1
 
 
+def _seed_ep(model: ModelSpec, stage: int) -> int:
+    """The largest EP over a stage of `stage` GPUs that divides the experts and leaves an
+    expert TP (stage / EP) dividing each expert's FFN width; ConfigError when none does."""
+    moe = model.moe
+    assert moe is not None
+    width = moe.expert_intermediate_size
+    fits = [d for d in divisors(stage) if moe.num_experts % d == 0 and width % (stage // d) == 0]
+    if not fits:
+        raise ConfigError(
+            f"seed rule: no EP over a stage of {stage} GPUs divides {moe.num_experts} experts "
+            f"and leaves an expert TP dividing the expert FFN width {width}; choose a GPU "
+            "count whose stage is a power of two (or give --layout)"
+        )
+    return max(fits)
+
+
 def seed_rule(
     model: ModelSpec, n_gpus: int, gpus_per_node: int = 8, context_len: int | None = None
 ) -> SeedPick:
@@ -158,8 +174,6 @@ def seed_rule(
     rest = n_gpus // tp
     steps = [f"TP={tp} fills the node (largest TP <= {gpus_per_node} dividing the heads)"]
     pp, cp, ep, sp = rest, 1, 1, False
-    if pp > model.num_layers:
-        raise ConfigError(f"{n_gpus} GPUs need PP={pp} > {model.num_layers} layers")
     long_ctx = context_len is not None and context_len >= CP_MIN_CONTEXT
     if long_ctx and tp > 1:
         sp = True
@@ -169,8 +183,10 @@ def seed_rule(
         steps.append(f"CP={cp} across nodes instead of PP (context >= {CP_MIN_CONTEXT})")
     elif pp > 1:
         steps.append(f"PP={pp} across nodes")
+    if pp > model.num_layers:  # after the swap: a long context puts those nodes in CP
+        raise ConfigError(f"{n_gpus} GPUs need PP={pp} > {model.num_layers} layers")
     if model.moe is not None:
-        ep = max(d for d in divisors(tp * cp) if model.moe.num_experts % d == 0)
+        ep = _seed_ep(model, tp * cp)
         if ep > 1:
             steps.append(f"EP={ep} over the stage's GPUs for the {model.moe.num_experts} experts")
     lay = Layout(tp=tp, pp=pp, cp=cp, ep=ep, sp=sp)
