@@ -50,13 +50,11 @@ class DecodeMixin:
         r, k, ready = self.sim.req, self.K, self.ready
         while ready:
             rid = ready.popleft()
-            g = r.gen[rid]
-            r.k0[rid] = k
-            heappush(self.fin, (k + r.out[rid] - g, rid, r.epoch[rid]))
-            self.order.append(rid)
-            self.running.add(rid)
+            g, o, ctx = r.gen[rid], r.out[rid], r.ctx0[rid]
+            heappush(self.fin, (k + o - g, rid, ctx - k, o))  # see Instance.fin
+            self.running[rid] = None
             self.B += 1
-            self.C += r.ctx0[rid]
+            self.C += ctx
             if g == 0:
                 self.fresh.append(rid)
 
@@ -107,20 +105,16 @@ class DecodeMixin:
 
     def _start_run(self: Instance) -> None:
         """Start a pure-decode run until the next internal event (finish / KV full)."""
-        b = self.B
-        if self.kv_used + b > self.cap:
+        b, room = self.B, self.cap - self.kv_used  # room: KV tokens free
+        if room < b:
             self._make_room()
-            b = self.B
+            b, room = self.B, self.cap - self.kv_used
         if self.swap_s:
             return self._swap_step()  # pending swap copies block the run's first step
         if not b:
             return
-        fin = self.fin
-        head = fin[0]
-        if head[2] != self._epoch[head[1]]:
-            head = self._fin_head()
-        n = head[0] - self.K
-        n_mem = (self.cap - self.kv_used) // b
+        n = self.fin[0][0] - self.K
+        n_mem = room // b
         if n_mem < n:
             n = n_mem if n_mem > 1 else 1
         if self.inbox:  # stop where the scheduler next polls for the waiting arrivals
@@ -153,13 +147,6 @@ class DecodeMixin:
         t = tK + n * first + c * b * n * (n - 1) * 0.5  # T(n), design-notes s3
         heappush(self.heap, (t, PRIO_BOUNDARY, next(self.seq), self._wake_cb, ver))
 
-    def _fin_head(self: Instance) -> tuple[int, int, int]:
-        """Head of the finish heap after dropping stale entries of preempted requests."""
-        fin, ep = self.fin, self._epoch
-        while fin[0][2] != ep[fin[0][1]]:
-            heapq.heappop(fin)
-        return fin[0]
-
     def _schedule_run(self: Instance, n: int) -> None:
         """(Re)schedule the end of the current run after n steps from tK. n = 0 (a run split
         by LazyJoinMixin.deliver, cut before it starts): its fresh joins and stall wait for
@@ -181,10 +168,9 @@ class DecodeMixin:
             return  # superseded by an earlier boundary
         self.busy = False
         self._close_run(self.run_n, self.loop.now)
-        if self.fin[0][0] <= self.K:
+        fin = self.fin
+        if fin and fin[0][0] <= self.K:
             self._pop_finished(self.K)
-        if len(self.order) > 4 * self.B + 64:
-            self.order = [x for x in self.order if x in self.running]
         if (  # _decide, short-cut for a plain decode instance with nothing else to do
             self.role == "decode"
             and self.B
@@ -251,20 +237,17 @@ class DecodeMixin:
         fin = self.fin
         sim = self.sim
         r = sim.req
-        ep, ctx0, k0 = r.epoch, r.ctx0, r.k0
         now = self.tK
         inline = sim._times is not None and self.role == "decode"
         n = gone = 0
         while fin and fin[0][0] <= K:
-            _k_end, rid, e = heapq.heappop(fin)
-            if e != ep[rid]:
-                continue
-            used = ctx0[rid] + (K - k0[rid])
+            _, rid, base, o = heapq.heappop(fin)
+            used = base + K  # its KV: ctx0 + (K - K at its join)
             self.C -= used
             self.kv_used -= used
             self.B -= 1
-            self.running.discard(rid)
-            o = r.gen[rid] = r.out[rid]
+            del self.running[rid]
+            r.gen[rid] = o
             if inline:
                 r.finish[rid] = now
                 r.state[rid] = DONE

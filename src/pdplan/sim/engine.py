@@ -31,9 +31,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
     # slots: 50+ attributes would overflow CPython's shared-key instance dicts (30 keys) and
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
-        "B C K _affine _kink _end_pf_cb _epoch _kvb _net_start _next_sample _pf_cache _started "
+        "B C K _affine _kink _end_pf_cb _kvb _net_start _next_sample _pf_cache _started "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
-        "in_run inbox inflight itl_put jq kv_used layerwise loop model next_role offline order "
+        "in_run inbox inflight itl_put jq kv_used layerwise loop model next_role offline "
         "outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n running "
         "samples "
         "seq sim spec stall swap_s swapped tK tracer ver ".split()
@@ -51,9 +51,10 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         self.ready: deque[int] = deque()  # KV present, join the batch at the next boundary
         self.swapped: set[int] = set()
         self.fresh: list[int] = []  # joined without a first token yet (disaggregated decode)
-        self.fin: list[tuple[int, int, int]] = []  # (K_end, rid, epoch)
-        self.order: list[int] = []  # join order; the newest running request is the victim
-        self.running: set[int] = set()
+        # running requests: (K at its last token, rid, ctx0 - K at its join, output tokens)
+        self.fin: list[tuple[int, int, int, int]] = []
+        # in join order (a dict keeps it): the newest running request is the victim
+        self.running: dict[int, None] = {}
         self.K, self.tK, self.B, self.C = 0, 0.0, 0, 0
         self.kv_used = 0  # tokens reserved or written
         self.inflight = 0  # KV transfers into this instance
@@ -90,7 +91,6 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         self.loop = sim.loop
         self.heap, self.seq = sim.loop.heap, sim.loop.seq  # direct pushes (see EventLoop)
         self._wake_cb, self._end_pf_cb = self._wake, self._end_prefill  # bound once
-        self._epoch = sim.req.epoch
         self.tracer = sim.tracer
         self.itl_put = sim.itl.put  # appends RUN_PACK(lo, hi, n, w) bytes
         self._net_start, self._kvb = sim.net.start, sim.cfg.kv_bytes_per_token

@@ -20,6 +20,8 @@ PRIO_NETWORK = 1
 PRIO_ARRIVAL = 2
 PRIO_CONTROL = 3
 
+_Heap = list[tuple[float, int, int, Callable[[Any], None], Any]]
+
 
 class SimulationError(PdplanError):
     """The simulation reached an impossible state (an event in the past, a bad handler)."""
@@ -35,7 +37,7 @@ class EventLoop:
     __slots__ = ("_heap", "_peeks", "events_run", "now", "seq")
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, int, Callable[[Any], None], Any]] = []
+        self._heap: _Heap = []
         self.seq = itertools.count(1)
         self._peeks = 0
         self.now = 0.0
@@ -48,7 +50,7 @@ class EventLoop:
         heappush(self._heap, (time_s, prio, next(self.seq), handler, arg))
 
     @property
-    def heap(self) -> list[tuple[float, int, int, Callable[[Any], None], Any]]:
+    def heap(self) -> _Heap:
         return self._heap
 
     def __len__(self) -> int:
@@ -72,14 +74,8 @@ class EventLoop:
         """Run events with time <= until (and at most max_events); returns how many ran."""
         if until == float("inf") and max_events is None:
             return self._drain()
-        heap, pop = self._heap, heapq.heappop
-        n = 0
         limit = max_events if max_events is not None else -1
-        while heap and heap[0][0] <= until and n != limit:
-            t, _, _, handler, arg = pop(heap)
-            self.now = t
-            handler(arg)
-            n += 1
+        n = _pump_until(self, self._heap, until, limit)
         self.events_run += n
         if n != limit and until != float("inf") and self.now < until:
             self.now = until
@@ -88,12 +84,9 @@ class EventLoop:
     def _drain(self) -> int:
         """Run every event: the tightest loop (no time or count tests); the count of events
         comes from the sequence counter (pushes) and the heap's size before and after."""
-        heap, pop = self._heap, heapq.heappop
+        heap = self._heap
         p0, h0 = self._pushes(), len(heap)
-        while heap:
-            t, _, _, handler, arg = pop(heap)
-            self.now = t
-            handler(arg)
+        _pump(self, heap)
         n = self._pushes() - p0 + h0
         self.events_run += n
         return n
@@ -102,3 +95,33 @@ class EventLoop:
         """Events pushed so far (reading the counter consumes a number; only order matters)."""
         self._peeks += 1
         return next(self.seq) - self._peeks
+
+
+def _pump(loop: EventLoop, heap: _Heap) -> None:
+    """The drain loop: pop and run events until the heap is empty."""
+    pop = heapq.heappop
+    while heap:
+        t, _, _, handler, arg = pop(heap)
+        loop.now = t
+        handler(arg)
+
+
+def _pump_until(loop: EventLoop, heap: _Heap, until: float, limit: int) -> int:
+    """Run events with time <= until, at most `limit` of them (-1: no limit); how many ran."""
+    pop = heapq.heappop
+    n = 0
+    while heap and heap[0][0] <= until and n != limit:
+        t, _, _, handler, arg = pop(heap)
+        loop.now = t
+        handler(arg)
+        n += 1
+    return n
+
+
+# CPython 3.11 specialises ("quickens") a function's bytecode only after a few calls, never
+# inside one long-running call, so the drain loop, entered once per run, would execute generic
+# instructions for every event. Calls on an empty heap warm it up (about 2 % fewer machine
+# instructions per simulated request); harmless on later Pythons, which warm up loops too.
+for _ in range(16):
+    _pump(EventLoop(), [])
+    _pump_until(EventLoop(), [], 0.0, -1)

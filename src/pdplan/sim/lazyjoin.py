@@ -71,13 +71,11 @@ class LazyJoinMixin:
         if new_b == b + 1:  # _join_ready, inlined for the lone newcomer
             self.ready.popleft()
             r, k = self.sim.req, self.K
-            g = r.gen[rid]
-            r.k0[rid] = k
-            heappush(self.fin, (k + r.out[rid] - g, rid, r.epoch[rid]))
-            self.order.append(rid)
-            self.running.add(rid)
+            g, o, ctx = r.gen[rid], r.out[rid], r.ctx0[rid]
+            heappush(self.fin, (k + o - g, rid, ctx - k, o))  # see Instance.fin
+            self.running[rid] = None
             self.B += 1
-            self.C += r.ctx0[rid]
+            self.C += ctx
             if g == 0:
                 self.fresh.append(rid)
         else:

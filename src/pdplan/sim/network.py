@@ -188,19 +188,20 @@ def _settle_reshare(link: Link, now: float) -> None:
     """Bring the remaining bytes of link's transfers up to `now`, then recompute their rates
     (min over each transfer's two links of bw / active transfers; equal shares)."""
     active = link.active
-    for tr in active:
-        tr.left -= tr.rate * (now - tr.last)
+    if not active:
+        return
+    share = link.bw / len(active)  # this link's share, the same for each of its transfers
+    for tr in active:  # one pass: a transfer's new rate depends on link sizes, not on others
+        left = tr.left = tr.left - tr.rate * (now - tr.last)
         tr.last = now
-    for tr in active:
         if tr.t_end <= now:
             continue  # last byte sent; only its latency is left
         a, b = tr.l0, tr.l1
-        rate = a.bw / len(a.active)
-        r1 = b.bw / len(b.active)
+        rate = share if a is link else a.bw / len(a.active)
+        r1 = share if b is link else b.bw / len(b.active)
         if r1 < rate:
             rate = r1
         if rate == tr.rate:
             continue
-        left = tr.left  # settled above: tr.last == now
         tr.rate = rate
         tr.t_end = now + (left if left > 0.0 else 0.0) / rate

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from heapq import heappush
+from heapq import heapify, heappush
 from typing import TYPE_CHECKING
 
 from pdplan.sim.kernel import PRIO_BOUNDARY
@@ -62,22 +62,22 @@ class PreemptMixin:
 
     def _preempt_newest(self: Instance) -> None:
         """Evict the most recently joined running request (vLLM's victim choice)."""
-        while True:
-            rid = self.order.pop()
-            if rid in self.running:
-                break
-        self._evict(rid)
+        self._evict(next(reversed(self.running)))
 
     def _evict(self: Instance, rid: int) -> None:
         r, sim = self.sim.req, self.sim
-        done = self.K - r.k0[rid]
-        used = r.ctx0[rid] + done
+        fin = self.fin  # drop its finish-heap entry, which holds ctx0 - (K at its join)
+        i = next(i for i, e in enumerate(fin) if e[1] == rid)
+        used = self.K + fin[i][2]
+        done = used - r.ctx0[rid]
+        fin[i] = fin[-1]
+        fin.pop()
+        heapify(fin)
         self.C -= used
         self.kv_used -= used
         self.B -= 1
-        self.running.discard(rid)
+        del self.running[rid]
         r.gen[rid] += done
-        r.epoch[rid] += 1
         r.preempt[rid] += 1
         sim.preemptions += 1
         if sim.cfg.preemption == "swap":
