@@ -10,16 +10,9 @@ import pytest
 
 from pdplan.cli import main
 
+from .test_cli_simulate_audit import _sim
+
 SMALL = "poisson:rate=2,n=10,isl=128,osl=8"
-
-
-def _sim(
-    capsys: pytest.CaptureFixture[str], deployment: str, workload: str, *more: str
-) -> tuple[int, str, str]:
-    rc = main(["simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
-               "--deployment", deployment, "--workload", workload, *more])  # fmt: skip
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.mark.parametrize(
