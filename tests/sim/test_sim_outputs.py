@@ -103,3 +103,26 @@ def test_timeline_and_chrome_trace_name_the_instances() -> None:
     assert threads == names
     assert any(e["ph"] == "M" and e["name"] == "process_name" for e in ev)
     assert {e["tid"] for e in ev if e["ph"] == "X"} == {0, 1}
+
+
+def test_prefill_timeline_counts_the_prompt_being_prefilled_as_running() -> None:
+    # ten prompts at t=0 on one prefill instance, one at a time (0.11 s each): the first
+    # starts as it arrives, alone; at 0.11 s the second is running and eight are queued
+    p = InstanceSpec("prefill", STEP, node=0, max_batch=1, prefill_token_budget=100)
+    d = InstanceSpec("decode", LinearStepModel(base_s=0.02), node=1)
+    cfg = SimConfig(instances=(p, d), kv_bytes_per_token=10, sample_interval_s=1e-3)
+    res = simulate(
+        cfg, Workload(np.full(10, 100, np.int32), np.full(10, 5, np.int32), np.zeros(10))
+    )
+    tl = res.timeline_table()
+    on_p = tl["instance"] == 0
+    assert (tl["running"][on_p][:10] == 1).all()  # it read 0 (counted as queued); then idle
+    assert list(tl["queued"][on_p][:3]) == [0, 8, 7]
+
+
+def test_aggregated_rows_have_prefill_end_and_no_transfer() -> None:
+    res = simulate(SimConfig(instances=(InstanceSpec("agg", STEP),)), _wl(3))
+    c = res.columns
+    assert np.allclose(c["pf_end"], c["first"])  # the prefill step emits the first token
+    assert np.isnan(c["xfer_s"]).all()
+    assert np.isnan(res.summary()["kv_transfer_s"]["p50"])  # null in --json

@@ -35,7 +35,7 @@ def models_cmd(
             "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
             # what each token adds once the sliding windows are full (only full-attention
             # layers still grow): the figure that sizes long-context KV
-            "kv_bytes_per_token_long_bf16": m.kv_bytes_per_token("bf16", context=_LONG),
+            "kv_bytes_per_token_long_bf16": round(m.kv_bytes_per_token("bf16", context=_LONG)),
             "source": m.source,
         }
         for m in specs

@@ -119,8 +119,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             self._admit_transfers()
         if self.ready:
             self._join_ready()
-        if self.tK >= self._next_sample:
-            self._sample(self.tK)
+        due = self.tK >= self._next_sample  # sampled below, once the next step has started
         evicted = False  # KV freed after the admission above, with transfers still waiting
         if self.B and self.kv_used + self.B > self.cap:
             self._make_room()
@@ -140,6 +139,8 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
                 # the queue is next looked at one step on (as in exact mode), not at the run's
                 # end: the freed KV may now admit it
                 self._schedule_run(1)
+        if due:
+            self._sample(self.tK)
         if not self.busy:
             self.in_run = False
             if self.draining:
@@ -155,7 +156,13 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + 1 <= self.cap
 
     def _sample(self, now: float) -> None:
-        self.samples.extend((now, len(self.pq) + len(self.jq), self.B, self.kv_used))
+        """Timeline sample, counted as the summary's time averages are (sim/api.py): prompts
+        not yet started and requests waiting for a decode slot are queued; the decode batch,
+        and on a prefill instance the prompts being prefilled, are running (an aggregated
+        instance's prompts mid-prefill are neither, as in the summary)."""
+        pf = self.prefilling
+        run = self.B + (pf if self.role == "prefill" else 0)
+        self.samples.extend((now, max(0, len(self.pq) - pf) + len(self.jq), run, self.kv_used))
         self._next_sample = now + self.sim.cfg.sample_interval_s
 
     # ---- prefill ---------------------------------------------------------------------------
@@ -273,8 +280,8 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
                 # blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
                 # prompt's blocks go in at its last chunk, not chunk by chunk
                 self.cache.insert(sim.wl.hashes(rid).tolist())
+            r.pf_end[rid] = now
             if self.role == "prefill":  # prefill done: pair it with a decode instance
-                r.pf_end[rid] = now
                 self.outstanding -= r.inp[rid]
                 if r.d_inst[rid] < 0:
                     sim._pair(rid, self, r)

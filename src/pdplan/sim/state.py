@@ -57,7 +57,7 @@ class Requests:
         self.inp = _column(np.asarray(inp, dtype=np.intc).tobytes(), "i")
         self.out = _column(np.asarray(out, dtype=np.intc).tobytes(), "i")
         self.state = _column(bytes(n), "b")
-        for f in ("pf_start", "pf_end", "xfer_start", "first", "finish", "arrival"):
+        for f in ("pf_start", "pf_end", "xfer_start", "xfer_s", "first", "finish", "arrival"):
             setattr(self, f, _column(np.full(n, np.nan).tobytes(), "d"))
         self.d_inst = _column(np.full(n, -1, np.intc).tobytes(), "i")
         self.p_inst = _column(np.full(n, -1, np.intc).tobytes(), "i")  # -1: not placed
