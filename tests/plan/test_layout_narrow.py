@@ -16,3 +16,11 @@ def test_phi4_and_qwen_half_b_get_a_narrow_default() -> None:
 
 def test_models_tp4_divides_keep_the_tp4_default() -> None:
     assert default_layout(get_model("llama-3.1-8b"), get_gpu("h100")).tp == 4
+
+
+def test_the_note_names_every_layout_passed_over_once() -> None:
+    picked: list[str] = []
+    lay = default_layout(get_model("deepseek-v3"), get_gpu("l40s"), picked=picked)
+    note = picked[0]
+    assert str(lay) == "tp8" or "tp8 does not fit (needs" in note  # the middle one is named
+    assert "does not fit (does not fit" not in note

@@ -133,7 +133,7 @@ def _note(picked: list[str] | None, why: list[str], lay: Layout, tail: str = "")
     """Say once in `picked` why the default is `lay`, not the first layout tried."""
     if picked is None or not why:
         return
-    reasons = why[0] if len(why) == 1 else f"{why[0]}; {why[-1]}"
+    reasons = "; ".join(why) if len(why) <= 3 else f"{why[0]}; ...; {why[-1]}"
     msg = f"{reasons}; using {lay}{tail}"
     if msg not in picked:
         picked.append(msg)
@@ -164,7 +164,7 @@ def default_layout(
         try:
             mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=need.tokens or None)
         except DoesNotFitError as e:
-            why.append(f"{lay} does not fit ({e})")
+            why.append(f"{lay} does not fit ({str(e).removeprefix('does not fit: ')})")
             last = e
             continue
         if need.held(mem) >= need.wanted(mem, lay):
