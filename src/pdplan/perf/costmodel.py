@@ -107,8 +107,9 @@ class CostModel(EngineLimits):
         self._dp_sync = layout.dp if (layout.dp > 1 and model.moe is not None) else 1
         self._pair_s = sum(c * co[0] for _, c, co in self._attn)
         self._ctx_s = sum(c * co[1] for _, c, co in self._attn)
-        kernels = self.eff.kernels_per_layer + (self.eff.indexer_kernels if dsa else 0.0)
-        self._fixed_overhead = self.eff.step_s + self.eff.kernel_s * kernels * model.num_layers
+        kernels = self.eff.kernels_per_layer * lc.full_layers(self._classes)
+        kernels += self.eff.indexer_kernels * model.num_layers if dsa else 0.0
+        self._fixed_overhead = self.eff.step_s + self.eff.kernel_s * kernels
         self._fixed_cache: dict[int, float] = {}
         self._pp = layout.pp
 

@@ -21,6 +21,7 @@ __all__ = [
     "add_token_parts",
     "attention_time",
     "attn_coeffs",
+    "full_layers",
     "gemm_time",
     "indexer_coeffs",
     "layer_classes",
@@ -52,6 +53,13 @@ def layer_classes(model: ModelSpec) -> list[tuple[LayerClass, int]]:
         c = LayerClass(kind, ffn == "moe", ffn != "none")
         counts[c] = counts.get(c, 0) + 1
     return list(counts.items())
+
+
+def full_layers(classes: list[tuple[LayerClass, int]]) -> float:
+    """Layers counted as full transformer layers for kernel launches: one with a token mixer
+    and an FFN counts 1, a mixer-only or FFN-only block 1/2 (Nemotron-H / Nemotron-3 layers
+    hold one of Mamba, attention or MoE each: norm, projections, the op, residual add)."""
+    return sum(n * ((c.kind != "none") + c.ffn) / 2 for c, n in classes)
 
 
 def gemm_time(
