@@ -166,6 +166,7 @@ def synthesize(
         raise InputError("no request arrives within the duration; raise rate or duration")
     joint = joint if joint is not None else _joint_file(input, output)
     inp, out, clipped, warnings = _lengths(len(t), input, output, joint, rng)
+    warnings += _partial_period(curve, dur if dur is not None else float(t[-1]))
     params.update(input=str(input), output=str(output), rate_curve=str(rate_curve), seed=seed)
     params["joint"] = None if joint is None else joint.meta.get("source")
     meta = {"source": "synthetic", "format": "synthetic", "rows": len(t), "skipped_total": 0}
@@ -186,6 +187,21 @@ def _check_args(
         if not (value > 0 and math.isfinite(value)):
             raise InputError(f"{name}={value} must be a finite number > 0")
     return dur
+
+
+def _partial_period(curve: RateCurve | None, horizon_s: float) -> list[str]:
+    """A diurnal curve keeps the mean rate only over whole periods: say so when the trace
+    covers part of one and its mean there is more than 10 % off."""
+    if curve is None or curve.kind != "diurnal" or not horizon_s > 0:
+        return []
+    mean = curve.mean(horizon_s)
+    if abs(mean - 1.0) <= 0.1:
+        return []
+    return [
+        f"the diurnal curve averages {mean:.2f}x the rate over this {horizon_s:,.0f} s trace "
+        f"(it keeps the mean rate over whole {curve.period_s:,.0f} s periods; change its phase "
+        "or cover whole periods)"
+    ]
 
 
 def _lengths(
