@@ -25,7 +25,7 @@ DTYPE_BYTES: dict[str, float] = {
     "fp8": 1.0,
     "int8": 1.0,
     # INT8 weight-only (W8A16): int8 weights with per-channel fp16 scales (negligible), GEMMs in
-    # BF16 after dequantisation (TensorRT-LLM int8_wo; perf/costmodel.py _compute_dtype)
+    # BF16 after dequantisation (TensorRT-LLM int8_wo; perf/hardware.py compute_dtype)
     "int8_wo": 1.0,
     "int4": 0.5 + 1 / 64,  # int4 weight-only with one fp16 scale per 128 values (AWQ/GPTQ g128)
     "fp4": 0.5 + 1 / 16,  # NVFP4: 4-bit values + one FP8 scale per 16-value block

@@ -25,7 +25,7 @@ from pdplan.perf.efficiency import (
     get_efficiency,
     matmul_scale,
 )
-from pdplan.perf.hardware import padding_cap
+from pdplan.perf.hardware import compute_dtype, padding_cap
 from pdplan.perf.pp import pp_micro_shape
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
@@ -118,8 +118,8 @@ class CostModel(EngineLimits):
         gpu = self.gpu
         k = matmul_scale(gpu.matmul_eta) * 1e12  # TFLOP/s -> FLOP/s, de-rated by MAMF / peak
         return lc.Hardware(
-            gemm_flops=gpu.tflops(_compute_dtype(self.weight_dtype)) * k,
-            moe_flops=gpu.tflops(_compute_dtype(self.moe_dtype)) * k,
+            gemm_flops=gpu.tflops(compute_dtype(self.weight_dtype)) * k,
+            moe_flops=gpu.tflops(compute_dtype(self.moe_dtype)) * k,
             attn_flops=gpu.bf16_tflops * k,
             hbm=gpu.hbm_bytes_per_s,
             # FP8 weights stream at fp8_stream_eta of the usual rate: counted as more bytes
@@ -301,12 +301,3 @@ class CostModel(EngineLimits):
     def decode_tps_per_gpu(self, batch: int, ctx_per_seq: float) -> float:
         """Decode throughput per GPU, tokens/s: batch tokens per step / step time / GPUs."""
         return batch / self.decode_step(batch, ctx_per_seq) / self.layout.gpus
-
-
-def _compute_dtype(weight_dtype: str) -> str:
-    """GEMM input dtype: weight-only int4 computes in BF16; W4A8 on FP8 tensor cores; fp8 /
-    fp4 use their own."""
-    d = weight_dtype.lower()
-    if d == "w4a8":
-        return "fp8"
-    return "bf16" if d in ("int4", "int8_wo") else d

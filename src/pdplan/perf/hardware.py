@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["ACT", "Hardware", "padding_cap"]
+__all__ = ["ACT", "Hardware", "compute_dtype", "padding_cap"]
 
 ACT = 2.0  # BF16 activation bytes
 
@@ -37,3 +37,12 @@ def padding_cap(bf16_flops: float, gemm_eta: float, hbm: float, mem_eta: float) 
     padding made batch-1 decode compute-bound, slower than on the lower-bandwidth H100
     (Llama-3.1-8B TP1: 13.2 ms against 6.9)."""
     return bf16_flops * gemm_eta / (hbm * mem_eta)
+
+
+def compute_dtype(weight_dtype: str) -> str:
+    """GEMM input dtype for weights stored in `weight_dtype`: weight-only int4 / int8
+    dequantise to BF16; W4A8 runs on FP8 tensor cores; fp8 / fp4 use their own."""
+    d = weight_dtype.lower()
+    if d == "w4a8":
+        return "fp8"
+    return "bf16" if d in ("int4", "int8_wo") else d
