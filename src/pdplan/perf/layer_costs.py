@@ -11,6 +11,7 @@ from pdplan.perf.attn_sparse import compressed_attn, indexer_coeffs, replicated_
 from pdplan.perf.collectives import Links
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.hardware import ACT, Hardware
+from pdplan.perf.linear_attn import linear_attn_time
 from pdplan.perf.step import BatchShape
 
 __all__ = [
@@ -171,7 +172,7 @@ def attention_time(
 ) -> float:
     """One layer's attention core for `shape`; sliding layers cap each query at the window."""
     if kind == "linear":
-        return _linear_attn(model, shape, lay, eff, hw)
+        return linear_attn_time(model, shape, lay, eff, hw)
     if kind == "none":
         return 0.0
     if model.csa is not None:
@@ -209,22 +210,6 @@ def _attn_proj(
     h = model.hidden_size
     # treat as a GEMM of k = hidden, n = params / hidden (same FLOPs and weight bytes)
     return gemm_time(tokens, h, params / h, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
-
-
-def _linear_attn(
-    model: ModelSpec, shape: BatchShape, lay: Layout, eff: Efficiency, hw: Hardware
-) -> float:
-    """Gated DeltaNet: per token ~4*Hv*dk*dv FLOPs (state update + readout); decode re-reads
-    and writes each sequence's fp32 state (Hv*dk*dv*4 B) once per step."""
-    la = model.linear_attn
-    if la is None:
-        return 0.0
-    hv = la.num_value_heads / lay.tp
-    per_tok = 4.0 * hv * la.key_head_dim * la.value_head_dim
-    flops = per_tok * shape.tokens / lay.dp
-    state = hv * la.key_head_dim * la.value_head_dim * 4.0
-    nbytes = 2.0 * state * (shape.decode_seqs + shape.prefill_seqs) / lay.dp
-    return max(flops / (hw.attn_flops * eff.attn_eta), nbytes / (hw.hbm * eff.mem_eta))
 
 
 def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: Hardware) -> float:
