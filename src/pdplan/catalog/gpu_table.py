@@ -50,6 +50,10 @@ _ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
     # GPUs of a node talk over PCIe Gen5 x16 (64 GB/s each way), like the PCIe cards above
     # GeForce RTX 5090: the same GB202 SM at 170 SMs, 32 GB GDDR7, PCIe only
     "rtx-5090": (("NVIDIA", 419, 838, 1676, 838, 31.84, 1.792, 64, 8, 8), 400, 64, 575, None),
+    # GeForce RTX 4090 (Ada AD102, 128 SMs): GeForce tensor cores run FP32 accumulation at half
+    # rate, so BF16 165.2 and FP8 330.3 dense (the 330.3 / 660.6 figures are FP16-accumulate);
+    # 24 GB GDDR6X (nvidia-smi 24564 MiB = 23.99 GiB), 1,008 GB/s, PCIe Gen4 x16, no NVLink
+    "rtx-4090": (("NVIDIA", 165.2, 330.3, None, 660.6, 23.99, 1.008, 32, 8, 8), 200, 32, 450, None),
     # DGX Spark (GB10): one GPU per box on 128 GB LPDDR5X shared with the CPU; SM 12.1 runs
     # FP8 at the FP16 rate (AIC gb10.yaml, mmapeak); boxes link over one ConnectX-7 (200 Gb/s)
     "gb10": (("NVIDIA", 213, 214, 427, 214, 119.7, 0.273, 25, 1, 1), 200, 32, 140, None),
@@ -111,6 +115,10 @@ _SOURCES: dict[str, str] = {
     "rtx-5090": "AIC rtx_5090.yaml (nvidia-smi 32607 MiB; 170 SMs at the 2407 MHz boost: 419 "
     "TFLOP/s dense BF16, NVIDIA published spec; GDDR7 1.792 TB/s); NVIDIA reference TDP 575 W; "
     "ASSUMED 8 cards a node over PCIe Gen5 x16 and nic 400 Gb/s as the RTX PRO 6000",
+    "rtx-4090": "NVIDIA Ada Lovelace architecture whitepaper v1.0, appendix table for GeForce "
+    "RTX 4090 (peak BF16 / FP16 tensor 165.2 TFLOP/s and FP8 330.3 with FP32 accumulate, INT8 "
+    "660.6 TOP/s, dense; 21 Gb/s x 384-bit GDDR6X = 1,008 GB/s; 450 W); ASSUMED 8 cards a node "
+    "over PCIe Gen4 x16 (32 GB/s each way) and a 200 Gb/s NIC per GPU",
     "gb10": "AIC gb10.yaml (NVIDIA DGX Spark product page and hardware docs: 273 GB/s "
     "LPDDR5X, 119.7 GiB usable to CUDA, 140 W; FP16 / FP8 / FP4 dense TFLOP/s empirical, "
     "mmapeak, NVIDIA forum thread 351993; ConnectX-7 25 GB/s)",
@@ -163,6 +171,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "l4": ("l4-24gb",),
     "h20e": ("h20e-sxm",),
     "rtx-5090": ("geforce-rtx-5090", "rtx5090"),
+    "rtx-4090": ("geforce-rtx-4090", "rtx4090", "rtx-4090-24gb"),
     "gb10": ("dgx-spark", "gb10-spark"),
     "arc-pro-b60": ("b60", "intel-arc-pro-b60"),
     "rtx-pro-6000": (
