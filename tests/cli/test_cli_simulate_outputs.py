@@ -146,3 +146,16 @@ def test_the_outputs_doc_describes_every_column() -> None:
         assert f"`{col}`" in text, col
     for word in ("thread_name", "process_name", "ttft_overhead", "not_arrived", "unfinished"):
         assert word in text
+
+
+def test_the_outputs_doc_describes_every_summary_key() -> None:
+    from pdplan.perf.step import LinearStepModel
+    from pdplan.sim import InstanceSpec, SimConfig, simulate
+    from pdplan.workload.core import Workload
+
+    step = LinearStepModel(base_s=0.01, per_token_s=0.001)
+    wl = Workload(np.full(3, 100, np.int32), np.full(3, 4, np.int32), np.arange(3.0))
+    s = simulate(SimConfig(instances=(InstanceSpec("agg", step),)), wl).summary()
+    text = DOCS.read_text()
+    for key in [*s, *s["instances"][0], *s["little"], *s["slo"]]:
+        assert f"`{key}" in text, key
