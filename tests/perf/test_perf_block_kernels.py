@@ -28,3 +28,20 @@ def test_block_model_fixed_overhead_is_half_its_block_count() -> None:
     # batch-1 decode on B200 TP2 FP8: measured TPOT 2.91 ms (a public vLLM 0.16 run; the model
     # gave 4.2 ms when every block paid a full layer's launches): now within 20 %
     assert cm.decode_step(1, 2300) == pytest.approx(2.91e-3, rel=0.2)
+
+
+def test_sglang_moe_layers_pay_their_own_kernels() -> None:
+    g = get_gpu("h100")
+    moe = get_model("deepseek-v3")  # 58 MoE layers with a shared expert, 3 dense first layers
+    sg = CostModel(moe, g, Layout(tp=8), "sglang", "fp8")
+    e = sg.eff
+    assert e.moe_kernels > 0 and e.shared_expert_kernels > 0
+    per_moe = e.moe_kernels + e.shared_expert_kernels
+    assert sg._fixed_overhead == pytest.approx(
+        e.step_s + e.kernel_s * (e.kernels_per_layer * 61 + per_moe * 58)
+    )
+    # a dense model pays only the per-layer count
+    dense = CostModel(get_model("llama-3.1-70b"), g, Layout(tp=4), "sglang", "bf16")
+    assert dense._fixed_overhead == pytest.approx(e.step_s + e.kernel_s * e.kernels_per_layer * 80)
+    # engines whose fit carries them in kernel_s count none
+    assert lc.moe_kernels(moe, CostModel(moe, g, Layout(tp=8), "vllm", "fp8").eff) == 0

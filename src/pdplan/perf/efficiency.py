@@ -91,6 +91,8 @@ class Efficiency:
     kernel_s: float = 2.5e-6
     kernels_per_layer: float = 14.0
     indexer_kernels: float = 11.0
+    moe_kernels: float = 0.0
+    shared_expert_kernels: float = 0.0
     step_s: float = 1.5e-3
     seq_s: float = 5e-6
     prompt_token_s: float = 0.0

@@ -26,6 +26,7 @@ __all__ = [
     "gemm_time",
     "indexer_coeffs",
     "layer_classes",
+    "moe_kernels",
 ]
 
 
@@ -61,6 +62,18 @@ def full_layers(classes: list[tuple[LayerClass, int]]) -> float:
     and an FFN counts 1, a mixer-only or FFN-only block 1/2 (Nemotron-H / Nemotron-3 layers
     hold one of Mamba, attention or MoE each: norm, projections, the op, residual add)."""
     return sum(n * ((c.kind != "none") + c.ffn) / 2 for c, n in classes)
+
+
+def moe_kernels(model: ModelSpec, eff: Efficiency) -> float:
+    """Kernel launches a step spends in MoE layers beyond a dense layer's `kernels_per_layer`:
+    eff.moe_kernels per MoE layer (router GEMM, top-k, block alignment, expert-output sum) and
+    eff.shared_expert_kernels more where the layer has shared experts (their gate/up, act, down).
+    Engines that fuse these (or whose fit absorbed them into kernel_s) set 0."""
+    m = model.moe
+    if m is None:
+        return 0.0
+    per_layer = eff.moe_kernels + (eff.shared_expert_kernels if m.num_shared_experts else 0.0)
+    return per_layer * model.num_moe_layers
 
 
 def gemm_time(
