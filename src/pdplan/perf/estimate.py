@@ -18,12 +18,11 @@ from dataclasses import dataclass
 
 from pdplan.errors import ConfigError
 from pdplan.perf.burst import first_round, prefill_burst
+from pdplan.perf.closed_loop import MAX_UTIL, prefill_queue_ttft, slot_wait
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.step import BatchShape, causal_pairs
 
 __all__ = ["Estimate", "estimate_agg", "estimate_disagg"]
-
-MAX_UTIL = 0.97  # cap on the prefill share of time; beyond it the queue grows without bound
 
 
 @dataclass(frozen=True)
@@ -201,7 +200,7 @@ def estimate_agg(
     # a benchmark of `rounds` x C requests starts with all C at once: its mean TTFT mixes one
     # start-up round with rounds - 1 steady ones
     ttft = _with_startup(first, ttft, rounds, cm.eff.bench_rounds) + cm.eff.ttft_overhead_s
-    ttft += _slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
+    ttft += slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
     e2e = ttft + (osl - 1) * tpot
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
 
@@ -224,14 +223,6 @@ def _require_one_fits(capacity_tokens: int, request_tokens: int, where: str) -> 
             f"ISL + OSL = {request_tokens:,} tokens (short by {request_tokens - capacity_tokens:,})"
             ": more GPUs per instance, FP8 KV or shorter requests"
         )
-
-
-def _slot_wait(clients: int, slots: int, service_s: float) -> float:
-    """Extra TTFT when more clients than batch slots: clients beyond the slots wait for a
-    finishing request; by Little's law the wait is (clients - slots) * service / slots."""
-    if clients <= slots:
-        return 0.0
-    return (clients - slots) * service_s / slots
 
 
 def estimate_disagg(
@@ -275,27 +266,22 @@ def estimate_disagg(
         slots = min(slots, decode_kv_capacity_tokens // (isl + osl))
     t_dec = decode.decode_step(max(1, math.ceil(slots)), ctx)
     occupancy = osl * t_dec  # s, a decode slot is held from the first decode step to the last
-    slot_wait = _slot_wait(math.ceil(per_dec), math.ceil(slots), occupancy)
-    ttft, util = p1 + kv_transfer_s + t_dec, 0.0
-    for _ in range(40):
-        e2e = ttft + (osl - 1) * t_dec + slot_wait
-        x = concurrency / e2e
-        util = min(MAX_UTIL, x * p_batch / max(1, n_prefill))
-        wait = util * p1 / (2.0 * (1.0 - util))
-        ttft = 0.5 * ttft + 0.5 * (wait + p1 + kv_transfer_s + t_dec)
+    s_wait = slot_wait(math.ceil(per_dec), math.ceil(slots), occupancy)
+    fixed = kv_transfer_s + t_dec  # s, after the prompt: transfer + hand-off + first step
+    ttft, util = prefill_queue_ttft(p1, p_batch, fixed, concurrency, n_prefill, osl, t_dec, s_wait)
     # prefill-bound: the pool sustains x_cap = n_prefill / p requests/s; the clients queue for
     # it, so by Little's law a cycle lasts C / x_cap, and the decode pool runs only
     # x_cap * occupancy requests (not every client) per instance
     x_cap = max(1, n_prefill) / p_batch  # req/s
-    if concurrency / (ttft + (osl - 1) * t_dec + slot_wait) > MAX_UTIL * x_cap:
+    if concurrency / (ttft + (osl - 1) * t_dec + s_wait) > MAX_UTIL * x_cap:
         for _ in range(3):
             busy = min(slots, x_cap * osl * t_dec / max(1, n_decode))
             t_dec = decode.decode_step(max(1, math.ceil(busy)), ctx)
-        ttft, slots, slot_wait = concurrency / x_cap - (osl - 1) * t_dec, busy, 0.0
+        ttft, slots, s_wait = concurrency / x_cap - (osl - 1) * t_dec, busy, 0.0
         occupancy, util = osl * t_dec, 1.0
     ttft = _with_startup(first + kv_transfer_s + t_dec, ttft, rounds, prefill.eff.bench_rounds)
     ttft += prefill.eff.ttft_overhead_s
-    ttft += slot_wait
+    ttft += s_wait
     e2e = ttft + (osl - 1) * t_dec
     x = min(concurrency / e2e, x_cap)  # the start-up round's shorter wait does not add capacity
     tpot, batch = t_dec, slots  # decode steps are costed with every slot running
