@@ -41,11 +41,18 @@ def test_littles_law_holds_in_the_estimate() -> None:
 
 
 def test_prefill_first_synchronised_rounds() -> None:
-    cm = _cm("sglang", ttft_overhead_s=0.0, bench_rounds=1.0)
+    cm = _cm("sglang", ttft_overhead_s=0.0, ttft_decode_steps=0.0, bench_rounds=1.0)
     est = estimate_agg(cm, 1024, 128, 16)
     # 16 x 1024 tokens = 2 batches of 8 prompts (8192-token budget): TTFT = mean of p8, 2*p8
     p8 = cm.prefill_time(1024, 8)
     assert est.ttft_s == pytest.approx(1.5 * p8, rel=1e-6)
+
+
+def test_first_token_decode_steps_add_that_many_tpots_to_ttft() -> None:
+    plain = estimate_agg(_cm("sglang", ttft_decode_steps=0.0), 1024, 128, 16)
+    late = estimate_agg(_cm("sglang", ttft_decode_steps=12.0), 1024, 128, 16)
+    assert late.tpot_s == pytest.approx(plain.tpot_s)
+    assert late.ttft_s - plain.ttft_s == pytest.approx(12 * plain.tpot_s, rel=1e-2)
 
 
 def test_kv_capacity_limits_the_batch() -> None:

@@ -73,7 +73,26 @@ def test_ttft_overhead_counts_against_the_ttft_slo() -> None:
     assert simulate(replace(cfg, ttft_overhead_s=0.05), _wl()).attainment()[0] == 0.0
 
 
-@pytest.mark.parametrize("field", ["ttft_overhead_s", "handoff_s"])
+@pytest.mark.parametrize("disagg", [False, True])
+def test_first_token_decode_steps_add_each_requests_own_tpot(disagg: bool) -> None:
+    cfg = _disagg() if disagg else SimConfig(instances=(InstanceSpec("agg", STEP),))
+    wl = Workload(
+        np.full(20, 100, np.int32),
+        np.array([1, 5] * 10, np.int32),  # half one-token outputs: no TPOT of their own
+        np.arange(20, dtype=float) * 0.03,
+    )
+    base = simulate(cfg, wl)
+    res = simulate(replace(cfg, ttft_overhead_s=0.01, ttft_decode_steps=3.0), wl)
+    t = base.request_table()
+    typical = float(np.nanmedian(t["tpot"]))  # s, stands in for a one-token output's TPOT
+    own = np.where(np.isnan(t["tpot"]), typical, t["tpot"])
+    assert np.allclose(res.request_table()["ttft"], t["ttft"] + 0.01 + 3.0 * own)
+    assert np.allclose(res.request_table()["ttft_overhead"], 0.01 + 3.0 * own)
+    assert np.allclose(res.metric("ttft"), base.metric("ttft") + 0.01 + 3.0 * own)
+    assert np.array_equal(res.columns["finish"], base.columns["finish"])  # client-side only
+
+
+@pytest.mark.parametrize("field", ["ttft_overhead_s", "handoff_s", "ttft_decode_steps"])
 def test_negative_overheads_are_refused(field: str) -> None:
     with pytest.raises(ConfigError, match=field):
         SimConfig(instances=(InstanceSpec("agg", STEP),), **{field: -0.01})

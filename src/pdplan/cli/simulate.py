@@ -65,6 +65,7 @@ def _config(
         switches=switches(o["switch"], instances),
         switch_cost_s=o["switch_cost"],
         ttft_overhead_s=eff.ttft_overhead_s,  # the engine's, as `accuracy --simulate` uses
+        ttft_decode_steps=eff.ttft_decode_steps,
         handoff_s=eff.pd_handoff_s,
     )
 

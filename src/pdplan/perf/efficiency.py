@@ -106,6 +106,7 @@ class Efficiency:
     chunked: bool = True
     bench_rounds: float = 2.0
     ttft_overhead_s: float = 0.03
+    ttft_decode_steps: float = 0.0
     pd_handoff_s: float = 0.03
     frontend_s: float = 0.0
     frontend_token_s: float = 0.0

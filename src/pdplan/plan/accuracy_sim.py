@@ -145,6 +145,7 @@ def simulate_measured_row(
         kv_bytes_per_token=model.kv_bytes_per_token(kv_dtype_for(row)),
         kv_layers=model.num_layers,
         ttft_overhead_s=cm.eff.ttft_overhead_s,
+        ttft_decode_steps=cm.eff.ttft_decode_steps,
         handoff_s=cm.eff.pd_handoff_s,
     )
     ttft = out["ttft_s"]["mean"]

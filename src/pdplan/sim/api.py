@@ -61,6 +61,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         trace_events=sim.tracer,
         switches=sim.switch_log,
         first_token_delay_s=sim.cfg.ttft_overhead_s,
+        first_token_steps=sim.cfg.ttft_decode_steps,
     )
 
 

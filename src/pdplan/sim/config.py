@@ -127,6 +127,9 @@ class SimConfig:
         (response start: HTTP headers, detokeniser hand-off); later tokens catch up, so only
         TTFT counts it, not E2E, TPOT, ITL or a closed-loop client's cycle
         (Efficiency.ttft_overhead_s, fitted on measured TTFT this way).
+    ttft_decode_steps: more of that delay in decode steps: each request's first token reaches
+        the client this many of its own decode steps (its TPOT) late (Efficiency.
+        ttft_decode_steps), counted like ttft_overhead_s.
     handoff_s: disaggregated hand-off, s: from the KV's arrival on the decode side to the
         decode instance taking the request (the PD proxy's second request, the KV connector's
         completion notice, the decode scheduler's next poll); it delays the first decode step
@@ -156,6 +159,7 @@ class SimConfig:
     frontend_s: float = 0.0
     frontend_token_s: float = 0.0
     ttft_overhead_s: float = 0.0
+    ttft_decode_steps: float = 0.0
     handoff_s: float = 0.0
 
     def __post_init__(self) -> None:
@@ -176,6 +180,8 @@ class SimConfig:
                 f"ttft_overhead_s={self.ttft_overhead_s} and handoff_s={self.handoff_s} "
                 "must be >= 0 s"
             )
+        if not self.ttft_decode_steps >= 0:
+            raise ConfigError(f"ttft_decode_steps={self.ttft_decode_steps} must be >= 0")
         if not self.sample_interval_s > 0:
             raise ConfigError(f"sample_interval_s={self.sample_interval_s} must be > 0 s")
         _check(self.routing, ROUTINGS, "routing")

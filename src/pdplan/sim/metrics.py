@@ -33,11 +33,12 @@ class SimResult:
     e.g. vLLM's toy proxy): prefill queue + prefill + wait for a decode slot (batch and KV
     room: metric "slot_wait") + KV transfer (+ link latency: "xfer") + PD hand-off
     (SimConfig.handoff_s) + the wait for the next decode step boundary + the first decode
-    step, which emits the first token. Both add `first_token_delay_s`
-    (SimConfig.ttft_overhead_s): the client sees the first token that long after the engine
-    emits it (response start: HTTP headers, detokeniser hand-off); later tokens catch up, so
-    E2E, TPOT, ITL and a closed-loop client's cycle are the engine's (throughput x mean E2E
-    = clients).
+    step, which emits the first token. Both add `first_token_delay_s` (SimConfig.
+    ttft_overhead_s) plus `first_token_steps` decode steps of the request's own TPOT
+    (SimConfig.ttft_decode_steps; the run's median TPOT for a one-token output): the client
+    sees the first token that long after the engine emits it (response start: HTTP headers,
+    detokeniser hand-off, scheduler polls); later tokens catch up, so E2E, TPOT, ITL and a
+    closed-loop client's cycle are the engine's (throughput x mean E2E = clients).
     TPOT = (E2E - TTFT) / (output - 1); ITL = every gap between consecutive tokens.
     """
 
@@ -56,6 +57,18 @@ class SimResult:
     trace_events: list[tuple] | None = None
     switches: list[tuple[float, int, str]] = field(default_factory=list)
     first_token_delay_s: float = 0.0
+    first_token_steps: float = 0.0
+
+    def first_token_delay(self, c: dict[str, np.ndarray]) -> np.ndarray | float:
+        """Seconds from the engine's first token to the client's, per row of columns `c`:
+        first_token_delay_s + first_token_steps x the request's TPOT (s)."""
+        if not self.first_token_steps:
+            return self.first_token_delay_s
+        multi = (c["out"] > 1) & (c["state"] == DONE)
+        tpot = (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1)
+        typical = float(np.median(tpot[multi])) if multi.any() else 0.0
+        tpot = np.where(multi, tpot, typical)
+        return self.first_token_delay_s + self.first_token_steps * tpot
 
     def metric(self, name: str) -> np.ndarray:
         """ttft, tpot, e2e, queue (prefill queue wait), xfer (KV on the wire) or slot_wait
@@ -64,7 +77,7 @@ class SimResult:
         c = self.columns
         ok = (c["state"] == DONE) & (np.arange(len(c["state"])) >= self.warmup)
         if name == "ttft":
-            v = c["first"] - c["arrival"] + self.first_token_delay_s
+            v = c["first"] - c["arrival"] + self.first_token_delay(c)
         elif name == "e2e":
             v = c["finish"] - c["arrival"]
         elif name == "tpot":
@@ -88,7 +101,7 @@ class SimResult:
         c = self.columns
         idx = (np.arange(len(c["state"])) >= self.warmup) & np.isfinite(c["arrival"])
         done = (c["state"] == DONE) & idx
-        ttft = c["first"] - c["arrival"] + self.first_token_delay_s
+        ttft = c["first"] - c["arrival"] + self.first_token_delay(c)
         tpot = np.where(c["out"] > 1, (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1), 0)
         good = done & (ttft <= self.slo[0]) & (tpot <= self.slo[1])
         denom = int(np.sum(idx))
@@ -182,8 +195,9 @@ class SimResult:
         t.update({k: g[k] for k in _ROW_FIELDS[:9]})  # arrival .. xfer_start
         t["slot_wait"] = np.maximum(g["xfer_start"] - g["pf_end"], 0.0)  # s, NaN: aggregated
         t.update({k: g[k] for k in _ROW_FIELDS[9:]})  # xfer_s .. state
-        t["ttft_overhead"] = np.full(len(t["id"]), self.first_token_delay_s)  # s, the engine's
-        t["ttft"] = g["first"] - g["arrival"] + self.first_token_delay_s  # at the client
+        delay = np.broadcast_to(self.first_token_delay(g), (len(t["id"]),))
+        t["ttft_overhead"] = np.array(delay, dtype=np.float64)  # s, the engine's
+        t["ttft"] = g["first"] - g["arrival"] + delay  # at the client
         t["tpot"] = np.where(
             g["out"] > 1, (g["finish"] - g["first"]) / np.maximum(g["out"] - 1, 1), np.nan
         )
