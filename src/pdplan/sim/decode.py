@@ -55,7 +55,7 @@ class DecodeMixin:
             self.running[rid] = None
             self.B += 1
             self.C += ctx
-            if g == 0:
+            if g == 0 or rid in self.sim._evicted:  # no token yet, or back from preemption
                 self.fresh.append(rid)
 
     def _cut(self: Instance) -> int:
@@ -206,11 +206,17 @@ class DecodeMixin:
         self.kv_used += nb
 
     def _emit_fresh(self: Instance, t1: float) -> int:
-        """Fresh joins get their first token at t1 (end of the run's first step)."""
-        r, running = self.sim.req, self.running
-        emitted = [rid for rid in self.fresh if r.gen[rid] == 0 and rid in running]
+        """Fresh joins get their first token at t1 (end of the run's first step); a request
+        back from a preemption gets its next one, one gap from its last token before the
+        eviction (recorded once: a re-planned run re-emits it without a second gap)."""
+        r, running, evicted = self.sim.req, self.running, self.sim._evicted
+        emitted = [rid for rid in self.fresh if rid in running]
         for rid in emitted:
-            r.first[rid] = t1
+            if r.gen[rid] == 0:
+                r.first[rid] = t1
+            elif rid in evicted:
+                gap = t1 - evicted.pop(rid)
+                self.itl_put(_pack(gap, gap, 1, 1))
         self.fresh.clear()
         self.run_fresh = emitted  # re-emitted if the run is re-planned before it starts
         return len(emitted)

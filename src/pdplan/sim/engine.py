@@ -280,7 +280,8 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
                 # blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
                 # prompt's blocks go in at its last chunk, not chunk by chunk
                 self.cache.insert(sim.wl.hashes(rid).tolist())
-            r.pf_end[rid] = now
+            if gen[rid] == 0:  # a recompute after its first token keeps the first prefill's end
+                r.pf_end[rid] = now
             if self.role == "prefill":  # prefill done: pair it with a decode instance
                 self.outstanding -= r.inp[rid]
                 if r.d_inst[rid] < 0:

@@ -76,7 +76,7 @@ class LazyJoinMixin:
             self.running[rid] = None
             self.B += 1
             self.C += ctx
-            if g == 0:
+            if g == 0 or rid in self.sim._evicted:  # no token yet, or back from preemption
                 self.fresh.append(rid)
         else:
             self._join_ready()

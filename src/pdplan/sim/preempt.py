@@ -80,6 +80,7 @@ class PreemptMixin:
         r.gen[rid] += done
         r.preempt[rid] += 1
         sim.preemptions += 1
+        sim._evicted[rid] = self.tK  # its last token: the gap to its next spans the eviction
         if sim.cfg.preemption == "swap":
             self.swap_s += self._pcie_s(used)  # swap-out, paid before the next step
             r.ctx0[rid] = used
