@@ -23,6 +23,8 @@ COMPLETIONS_BEHIND = 0.8  # completions / arrivals below this over the later hal
 # than queues in front of first tokens, most near saturation; a healthy run stays >= ~0.9)
 NOISE_SIGMAS = 3.0  # growth of the number in the system that is not noise, in its sd
 SETTLED = 2.0  # x the unloaded E2E: a healthy system's backlog has settled by then
+SHARED_LINK = 0.5  # median transfer rate / a lone transfer's below this: links are shared
+WIRE_SHARE = 0.25  # median time on the wire / median TTFT above this: the wire matters
 _ROLE_NAMES = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
 
 
@@ -53,7 +55,7 @@ def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -
     warn(
         f"overloaded: requests arrive at {offered:.3g} req/s but are served at only "
         f"{served:.3g} req/s ({100 * served / offered:.0f} %){how}; "
-        + _bottleneck(s["instances"], pools, factor)
+        + (_link_bound(res, s) or _bottleneck(s["instances"], pools, factor))
     )
 
 
@@ -121,6 +123,31 @@ def _unloaded_e2e(res: SimResult, live: np.ndarray) -> float:
     multi = out > 1
     tpot = np.percentile((fin - first)[multi] / (out[multi] - 1), 5) if multi.any() else 0.0
     return float(ttft + (np.median(out) - 1) * tpot)
+
+
+def _link_bound(res: SimResult, s: dict[str, Any]) -> str | None:
+    """When no role's instances are saturated but the KV transfers crawl: they share the
+    links (median rate, prompt tokens per second on the wire, under SHARED_LINK of the 99th
+    percentile's, a transfer nearly alone on its links) and the wire is a real part of TTFT.
+    None otherwise, or aggregated, or with too few transfers."""
+    c = res.columns
+    if any(i["role"] != "agg" and i["utilisation"] >= OVERLOAD for i in s["instances"]):
+        return None  # a saturated pool is the bottleneck (_bottleneck names it)
+    x = c["xfer_s"]
+    ok = np.isfinite(x) & (x > 0) & np.isfinite(c["first"])
+    if int(ok.sum()) < MIN_REQUESTS:
+        return None
+    rate = c["inp"][ok] / x[ok]  # prompt tokens / s on the wire
+    share = float(np.median(rate) / np.percentile(rate, 99))
+    wire = float(np.median(x[ok]))
+    if share >= SHARED_LINK or wire < WIRE_SHARE * s["ttft_s"]["p50"]:
+        return None
+    return (
+        f"the KV transfers are link-bound (median {secs(wire)} on the wire, transfers at "
+        f"{100 * share:.0f} % of a lone transfer's rate: they share the decode instances' "
+        "links): add decode instances (more NICs to receive KV), place P and D in one node "
+        "(NVLink), or ship FP8 KV (--kv-dtype fp8)"
+    )
 
 
 def _bottleneck(insts: list[dict[str, Any]], pools: Sequence[Pool], factor: float) -> str:
