@@ -11,7 +11,7 @@ from typing import Any
 from pdplan.errors import ConfigError, InputError
 from pdplan.sim import Arrivals
 
-from ._common import note
+from ._common import note, warn
 
 __all__ = ["workload"]
 
@@ -177,6 +177,8 @@ def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any
         spec, fmt=t.get("fmt"), mapping=t.get("mapping"), skip_bad=bool(t.get("skip_bad"))
     )
     _note_skipped(wl.meta, spec)
+    for text in wl.meta.get("warnings") or ():  # out-of-order timestamps, blocks, clipping
+        warn(f"{spec}: {text}")
     if clients is not None:
         return wl, Arrivals("closed", concurrency=int(clients))
     if rate is not None:

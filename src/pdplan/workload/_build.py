@@ -164,7 +164,8 @@ def _sort_by_time(w: Workload) -> Workload:
     w.meta["out_of_order"] = out_of_order
     if out_of_order == 0:
         return w
-    warnings.append(f"timestamps not sorted ({out_of_order} rows go back in time); sorted by time")
+    rows = "row goes" if out_of_order == 1 else "rows go"
+    warnings.append(f"timestamps not sorted ({out_of_order} {rows} back in time); sorted by time")
     return w.take(np.argsort(w.arrival_s, kind="stable"))
 
 
@@ -192,8 +193,9 @@ def _check_blocks(w: Workload) -> None:
     warnings = w.meta["warnings"]
     assert isinstance(warnings, list)
     warnings.append(
-        f"{over} rows have more hash blocks than {w.block_tokens}-token blocks cover their "
-        f"prompt; the trace's block size is {size}: give it with {how}"
+        f"{over} {'row has' if over == 1 else 'rows have'} more hash blocks than "
+        f"{w.block_tokens}-token blocks cover their prompt; the trace's block size is {size}: "
+        f"give it with {how}"
     )
 
 
