@@ -277,3 +277,10 @@ def test_deployment_typos_are_refused_not_guessed(text: str, message: str) -> No
     with pytest.raises(ConfigError, match=message):
         parse_deployment(text)
     assert len(parse_deployment(" 4P:tp4 , 8D:tp8 ")) == 2  # spaces around pools are fine
+
+
+def test_round_robin_starts_at_the_first_instance() -> None:
+    insts = tuple(InstanceSpec("agg", STEP) for _ in range(3))
+    wl = _one([100] * 4, [3] * 4, [0.0, 1.0, 2.0, 3.0])
+    res = simulate(SimConfig(instances=insts, routing="round_robin"), wl)
+    assert list(res.columns["p_inst"]) == [0, 1, 2, 0]

@@ -35,9 +35,10 @@ class Router:
             return cands[0]
         if p == "least_tokens":
             return least_loaded(cands)
-        if p == "round_robin":
-            self._rr += 1
-            return cands[self._rr % len(cands)]
+        if p == "round_robin":  # the first request goes to the first candidate
+            i = self._rr
+            self._rr = i + 1
+            return cands[i % len(cands)]
         if p == "p2c":
             a, b = self._rng.sample(range(len(cands)), 2)
             ia, ib = cands[a], cands[b]
