@@ -92,6 +92,15 @@ class Simulator(HandoffMixin, SwitchingMixin):
         dec = [i.cap for i in self.inst if i.role in ("decode", "agg") or i.next_role == "decode"]
         self.cap_limit = min(dec) if dec else max(i.cap for i in self.inst)
 
+    def _too_long(self) -> str:
+        """The drop reason of a request longer than the smallest KV pool it must fit."""
+        small = min(
+            (i for i in self.inst if i.cap == self.cap_limit), key=lambda i: i.idx, default=None
+        )
+        where = f"{small.role} instance {small.spec.name or small.idx}" if small else "instance"
+        where = where.replace("agg instance", "instance")
+        return f"prompt + output exceed the KV capacity of one {where} ({self.cap_limit:,} tokens)"
+
     def _issue(self, t: float) -> None:
         """Closed loop: the next request in workload order is sent at t."""
         if self._next < self.n_issued_max:
@@ -148,7 +157,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
         if i < 1 or o < 1:
             return self._drop(rid, "empty prompt or output")
         if i + o > self.cap_limit:
-            return self._drop(rid, "prompt + output exceed the KV capacity of one instance")
+            return self._drop(rid, self._too_long())
         cands = self.p_cands
         if not cands:
             self._unrouted.append(rid)
