@@ -200,7 +200,7 @@ def estimate_agg(
     # a benchmark of `rounds` x C requests starts with all C at once: its mean TTFT mixes one
     # start-up round with rounds - 1 steady ones
     ttft = _with_startup(first, ttft, rounds, cm.eff.bench_rounds) + cm.eff.ttft_overhead_s
-    ttft += cm.eff.ttft_decode_steps * tpot  # s, the first token's later steps to the client
+    ttft += min(cm.eff.ttft_decode_steps, osl - 1) * tpot  # s, steps late, never past the last
     ttft += slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
     e2e = ttft + (osl - 1) * tpot
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
@@ -281,7 +281,7 @@ def estimate_disagg(
         ttft, slots, s_wait = concurrency / x_cap - (osl - 1) * t_dec, busy, 0.0
         occupancy, util = osl * t_dec, 1.0
     ttft = _with_startup(first + kv_transfer_s + t_dec, ttft, rounds, prefill.eff.bench_rounds)
-    ttft += prefill.eff.ttft_overhead_s + decode.eff.ttft_decode_steps * t_dec
+    ttft += prefill.eff.ttft_overhead_s + min(decode.eff.ttft_decode_steps, osl - 1) * t_dec
     ttft += s_wait
     e2e = ttft + (osl - 1) * t_dec
     x = min(concurrency / e2e, x_cap)  # the start-up round's shorter wait does not add capacity

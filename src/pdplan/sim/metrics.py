@@ -34,8 +34,8 @@ class SimResult:
     room: metric "slot_wait") + KV transfer (+ link latency: "xfer") + PD hand-off
     (SimConfig.handoff_s) + the wait for the next decode step boundary + the first decode
     step, which emits the first token. Both add `first_token_delay_s` (SimConfig.
-    ttft_overhead_s) plus `first_token_steps` decode steps of the request's own TPOT
-    (SimConfig.ttft_decode_steps; the run's median TPOT for a one-token output): the client
+    ttft_overhead_s) plus `first_token_steps` decode steps of the run's median TPOT, at most
+    until the request's last token (SimConfig.ttft_decode_steps): the client
     sees the first token that long after the engine emits it (response start: HTTP headers,
     detokeniser hand-off, scheduler polls); later tokens catch up, so E2E, TPOT, ITL and a
     closed-loop client's cycle are the engine's (throughput x mean E2E = clients).
@@ -61,14 +61,16 @@ class SimResult:
 
     def first_token_delay(self, c: dict[str, np.ndarray]) -> np.ndarray | float:
         """Seconds from the engine's first token to the client's, per row of columns `c`:
-        first_token_delay_s + first_token_steps x the request's TPOT (s)."""
+        first_token_delay_s + first_token_steps x the run's median TPOT (a typical decode
+        step; a request's own TPOT would carry its stalls), but never past the request's last
+        token (the stream is flushed at the end: client TTFT <= E2E + first_token_delay_s)."""
         if not self.first_token_steps:
             return self.first_token_delay_s
         multi = (c["out"] > 1) & (c["state"] == DONE)
-        tpot = (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1)
-        typical = float(np.median(tpot[multi])) if multi.any() else 0.0
-        tpot = np.where(multi, tpot, typical)
-        return self.first_token_delay_s + self.first_token_steps * tpot
+        tpot = (c["finish"][multi] - c["first"][multi]) / (c["out"][multi] - 1)
+        typical = float(np.median(tpot)) if len(tpot) else 0.0
+        late = np.fmin(self.first_token_steps * typical, c["finish"] - c["first"])  # NaN: open
+        return self.first_token_delay_s + late
 
     def metric(self, name: str) -> np.ndarray:
         """ttft, tpot, e2e, queue (prefill queue wait), xfer (KV on the wire) or slot_wait
