@@ -284,3 +284,26 @@ def test_round_robin_starts_at_the_first_instance() -> None:
     wl = _one([100] * 4, [3] * 4, [0.0, 1.0, 2.0, 3.0])
     res = simulate(SimConfig(instances=insts, routing="round_robin"), wl)
     assert list(res.columns["p_inst"]) == [0, 1, 2, 0]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"mode": "posson", "rate": 1.0},
+        {"mode": "poisson"},
+        {"mode": "poisson", "rate": float("nan")},
+        {"mode": "closed", "concurrency": 2.5},
+        {"mode": "closed"},
+        {"mode": "trace", "think_s": float("inf")},
+    ],
+)
+def test_bad_arrivals_are_refused_when_built(kw: dict) -> None:
+    with pytest.raises(ConfigError):
+        Arrivals(**kw)
+
+
+def test_a_run_cut_short_counts_only_the_requests_that_arrived() -> None:
+    wl = _one([100] * 50, [3] * 50, [0.2 * i for i in range(50)])
+    s = simulate(SimConfig(instances=(InstanceSpec("agg", STEP),)), wl, until=1.0).summary()
+    # arrivals at 0, 0.2, ..., 1.0 (the run's end included) of the 50
+    assert s["requests"] == 6 and s["finished"] + s["dropped"] + s["unfinished"] == 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,12 +27,24 @@ class Arrivals:
     duration_s: float | None = None
 
     def __post_init__(self) -> None:
+        if self.mode not in ("trace", "poisson", "closed"):
+            raise ConfigError(f"unknown arrival mode {self.mode!r}; trace, poisson or closed")
+        if self.mode == "poisson" and not (
+            isinstance(self.rate, int | float) and 0 < self.rate < math.inf
+        ):
+            raise ConfigError(f"poisson arrivals need a rate > 0 requests/s, not {self.rate!r}")
+        if self.mode == "closed" and not (
+            isinstance(self.concurrency, int) and self.concurrency >= 1
+        ):
+            raise ConfigError(
+                f"closed-loop arrivals need an integer concurrency >= 1, not {self.concurrency!r}"
+            )
+        if not (isinstance(self.think_s, int | float) and 0 <= self.think_s < math.inf):
+            raise ConfigError(f"think time must be a finite number >= 0 s, not {self.think_s!r}")
         if self.duration_s is not None and not self.duration_s > 0:
             raise ConfigError(
                 f"duration must be a positive number of seconds, not {self.duration_s}"
             )
-        if self.think_s < 0:
-            raise ConfigError(f"think time must be >= 0 s, not {self.think_s}")
 
     def times(self, wl: Workload, seed: int) -> np.ndarray | None:
         """Arrival times for open-loop modes (None for closed loop)."""
