@@ -94,6 +94,28 @@ class KVCacheMixin:
             total += e * n
         return total + self.csa_window_bytes(tokens, dtype) + self.linear_state_bytes()
 
+    def kv_bytes_parts(
+        self, dtype: str = "bf16"
+    ) -> tuple[float, tuple[tuple[int, float], ...], float]:
+        """kv_bytes split by how it grows: (B per token of the layers that grow without bound,
+        ((window tokens, B per token inside that window), ...), fixed B per sequence), so that
+        kv_bytes(n, dtype) == a * n + sum(b * min(n, w)) + s for every n (up to rounding).
+        Windows: sliding layers (`sliding_window`) and DeepSeek-V4's raw K=V of the newest
+        csa.window tokens in its compressed layers; the fixed part is the linear-attention
+        state. Lets a caller size many sequences without looping over layers each time."""
+        grow, windows = 0.0, {}  # windows: window tokens -> B per token inside it
+        for kind in self.layer_types:
+            e = self.kv_layer_bytes(kind, dtype)
+            if kind == "sliding" and self.sliding_window:
+                windows[self.sliding_window] = windows.get(self.sliding_window, 0.0) + e
+            else:
+                grow += e
+        if self.csa is not None:
+            w = self.csa.window
+            windows[w] = windows.get(w, 0.0) + self.csa_window_bytes(1, dtype)
+        parts = tuple(sorted((w, b) for w, b in windows.items() if b))
+        return grow, parts, self.linear_state_bytes()
+
     def csa_window_bytes(self, tokens: int, dtype: str = "bf16") -> float:
         """Raw K=V entries (head_dim each) DeepSeek-V4's compressed ("csa"/"hca") layers keep for
         the newest min(tokens, window) tokens of one sequence, B; 0 for other models."""

@@ -31,7 +31,9 @@ def cost_model(
     model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
 ) -> tuple[Any, Any, float, Any, Any]:
     """(make(role, layout, gpu) -> (StepModel, KV tokens), links(gpu) -> the GPU's link speeds
-    and NVLink domain, KV bytes/token, the engine's Efficiency on the default GPU (whether it
+    (as `pdplan kv` takes them: line rate x KV_PATHS efficiency) and NVLink domain, the KV's
+    parts (ModelSpec.kv_bytes_parts: B/token growing, windows, fixed state B), the engine's
+    Efficiency on the default GPU (whether it
     chunks prompts into mixed batches, its TTFT overhead and PD hand-off), the ModelSpec) from
     the catalog and the real cost model. `gpu` is the default; a pool may name its own
     ('4P:tp4@h100'). Every layout is checked on its GPU (e.g. TP must divide the attention
@@ -42,6 +44,7 @@ def cost_model(
     from pdplan.catalog.models import get_model
     from pdplan.perf.costmodel import CostModel
     from pdplan.perf.efficiency import get_efficiency
+    from pdplan.perf.kv_transfer import KV_PATHS
     from pdplan.perf.memory import engine_kv_memory, plan_memory
 
     m = get_model(model)
@@ -62,13 +65,13 @@ def cost_model(
 
     def links(on: str | None) -> dict[str, float]:
         s = hw(on)  # KV moves over NVLink inside one scale-up domain, else over the NICs
-        return {
-            "nic_bytes_per_s": s.nic_bytes_per_s,
-            "nvlink_bytes_per_s": s.scaleup_bytes_per_s,
+        return {  # B/s a transfer achieves: line rate x KV_PATHS' efficiency (assumed 0.85 / 0.8)
+            "nic_bytes_per_s": s.nic_bytes_per_s * KV_PATHS["nic"]["efficiency"],
+            "nvlink_bytes_per_s": s.scaleup_bytes_per_s * KV_PATHS["nvlink"]["efficiency"],
             "gpus_per_node": s.scaleup_domain,
         }
 
-    return make, links, float(m.kv_bytes_per_token(kv_dtype)), eff, m
+    return make, links, m.kv_bytes_parts(kv_dtype), eff, m
 
 
 def _checked(model: Any, gpu: Any, layout: Any, warned: set[str]) -> Any:

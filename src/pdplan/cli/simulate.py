@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from pdplan.errors import ConfigError, InputError
+from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.sim import SimConfig, SimResult, build_instances, simulate
 
 from ._common import console, context_warning
@@ -33,7 +35,10 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     _check_outputs(o)
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
     wl, arrivals = workload_of(workload, o["duration"], trace)
-    instances = build_instances(pools, make, links=links, chunked=eff.chunked, **kw)
+    senders = partial(kv_shards, spec)  # GPUs that carry one request's KV, as `pdplan kv`
+    instances = build_instances(
+        pools, make, links=links, kv_senders=senders, chunked=eff.chunked, **kw
+    )
     _check_roles(instances, o)
     res = _simulate(_config(instances, wl, kvb, eff, spec, o), wl, arrivals, o["as_json"])
     if res.n_requests == 0:
@@ -47,12 +52,16 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
 
 
 def _config(
-    instances: tuple[Any, ...], wl: Any, kvb: float, eff: Any, spec: Any, o: dict[str, Any]
+    instances: tuple[Any, ...], wl: Any, kvb: Any, eff: Any, spec: Any, o: dict[str, Any]
 ) -> SimConfig:
+    grow, windows, state = kvb  # ModelSpec.kv_bytes_parts: B/token, windows, B/sequence
     return SimConfig(
         instances=prefix_caches(instances, wl, o["prefix_cache"]),
-        kv_bytes_per_token=kvb,
+        kv_bytes_per_token=grow,
+        kv_windows=windows,
+        kv_state_bytes=state,
         kv_layers=spec.num_layers,
+        link_latency_s=KV_PATHS["nic"]["latency_s"],  # as `pdplan kv` (assumed 20 us)
         routing=o["routing"],
         pairing=o["pairing"],
         transfer_mode=o["transfer"],

@@ -3,7 +3,8 @@
 Sharding choice (stated): under TP a GQA model's KV heads are split over min(TP, n_kv) ranks
 and replicated beyond; only one replica of each head group sends, and a replicated decode
 rank gets its copy from its peer over NVLink. An MLA latent is identical on every TP rank, so
-one rank per pipeline stage sends it. PP stages each send their own layers. Each sending GPU
+one rank per pipeline stage sends it. PP stages each send their own layers, CP ranks their own
+tokens; with attention DP a request's KV is on one DP rank (kv_shards). Each sending GPU
 uses its own NIC in parallel, so time = latency + max(bytes per sender, bytes per receiver)
 / (link bandwidth * efficiency).
 """
@@ -23,6 +24,7 @@ __all__ = [
     "KV_PATHS",
     "KVTransfer",
     "SeedKVExample",
+    "kv_shards",
     "kv_transfer",
     "required_gbps",
     "seed_kv_example",
@@ -88,13 +90,20 @@ def _link_gbps(path: str, gpu: GPUSpec | None, link_gbps: float | None) -> float
     return {"nic": gpu.nic_gbps, "nvlink": gpu.scaleup_gbps * 8, "pcie": gpu.pcie_gbps * 8}[path]
 
 
-def _parallel_links(model: ModelSpec, lay: Layout | None) -> int:
-    """Distinct KV shards of one request under a layout (= GPUs that send / receive)."""
+def kv_shards(model: ModelSpec, lay: Layout | None) -> int:
+    """Distinct KV shards of ONE request under a layout (= GPUs that send / receive it):
+    KV heads split over min(TP, n_kv) ranks (an MLA latent: 1, the same on every TP rank) x
+    PP stages (each its own layers) x CP ranks (each its own tokens). Layout.tp is the TP of
+    one attention-DP group: with attention DP (dp > 1) a request lives on one DP rank, so
+    dp never multiplies (dp8-ep8 = tp1 x dp8: one shard). None = one shard."""
     if lay is None:
         return 1
     heads = 1 if model.mla is not None else min(lay.tp, model.num_kv_heads)
     layers = min(lay.pp, model.num_layers)
     return heads * layers * lay.cp
+
+
+_parallel_links = kv_shards  # the old private name
 
 
 def _check_args(tokens: int, path: str, kv_dtype: str, efficiency: float | None) -> float:
@@ -133,8 +142,8 @@ def kv_transfer(
     state = model.linear_state_bytes()  # fixed per sequence, not per token
     lat = KV_PATHS[path]["latency_s"] if latency_s is None else latency_s
     gbps = _link_gbps(path, gpu, link_gbps)
-    senders = _parallel_links(model, prefill_layout)
-    receivers = _parallel_links(model, decode_layout)
+    senders = kv_shards(model, prefill_layout)
+    receivers = kv_shards(model, decode_layout)
     bottleneck = max(total / senders, total / receivers)
     return KVTransfer(
         model=model.name,

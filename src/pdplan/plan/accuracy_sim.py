@@ -9,6 +9,7 @@ from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency
+from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import engine_kv_memory, plan_memory
 from pdplan.plan.accuracy import (
@@ -94,8 +95,11 @@ def _instance(
         prefill_token_budget=cm.step_token_budget,
         gpus=lay.gpus,
         recv_interval=recv_interval(row) if role == "agg" else 1,
-        nic_bytes_per_s=gpu.nic_bytes_per_s,
-        nvlink_bytes_per_s=gpu.scaleup_bytes_per_s,
+        # as `pdplan kv` times a transfer: line rate x KV_PATHS' efficiency, and only the GPUs
+        # that hold a distinct shard of one request's KV send it
+        nic_bytes_per_s=gpu.nic_bytes_per_s * KV_PATHS["nic"]["efficiency"],
+        nvlink_bytes_per_s=gpu.scaleup_bytes_per_s * KV_PATHS["nvlink"]["efficiency"],
+        kv_senders=kv_shards(model, lay),
         name=f"{role}-{lay}",
     )
     return spec, cm
@@ -130,6 +134,7 @@ def simulate_measured_row(
     range_ratio, per_client = CLIENTS[_resolve_client(row, client)]
     instances, cm = _instances(row, eff)
     model = get_model(row.model_path)
+    grow, windows, state = model.kv_bytes_parts(kv_dtype_for(row))
     rounds = max(1.0, per_client or cm.eff.bench_rounds)
     n = min(MAX_SIM_REQUESTS, max(conc + 1, math.ceil(rounds * conc)))
     out = simulate_closed_loop(
@@ -142,8 +147,11 @@ def simulate_measured_row(
         range_ratio=range_ratio,
         frontend_s=cm.eff.frontend_s,
         frontend_token_s=cm.eff.frontend_token_s,
-        kv_bytes_per_token=model.kv_bytes_per_token(kv_dtype_for(row)),
+        kv_bytes_per_token=grow,  # B/token, window B/token, B/sequence: ModelSpec.kv_bytes_parts
+        kv_windows=windows,
+        kv_state_bytes=state,
         kv_layers=model.num_layers,
+        link_latency_s=KV_PATHS["nic"]["latency_s"],  # as `pdplan kv` (assumed 20 us)
         ttft_overhead_s=cm.eff.ttft_overhead_s,
         ttft_decode_steps=cm.eff.ttft_decode_steps,
         handoff_s=cm.eff.pd_handoff_s,

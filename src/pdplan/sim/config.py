@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from operator import mul
 from typing import Protocol
 
 from pdplan.errors import ConfigError
@@ -39,8 +43,13 @@ class InstanceSpec:
         per step (chunking); None = whole prompts.
     prefill_token_budget: most prompt tokens in one prefill-first / prefill-role batch.
     node: placement; a P and a D on the same node move KV over NVLink.
-    gpus / nic_bytes_per_s / nvlink_bytes_per_s / pcie_bytes_per_s: per-GPU link speeds, B/s;
-        KV is sharded over the instance's GPUs, so each link carries bw * gpus.
+    gpus / nic_bytes_per_s / nvlink_bytes_per_s / pcie_bytes_per_s: per-GPU link speeds, B/s
+        (what a transfer achieves: callers that model a line rate's efficiency scale it in);
+        the instance's NIC / NVLink link carries bw * gpus in all (requests on different ranks).
+    kv_senders: GPUs whose links carry ONE request's KV (distinct KV shards:
+        perf.kv_transfer.kv_shards; an MLA latent is sent by one rank per stage), so a lone
+        transfer moves at most kv_senders * bw, and a swap copies KV bytes / kv_senders per
+        GPU over PCIe; 0 = all `gpus`.
     prefix_cache_blocks: LRU prefix-cache capacity in blocks of the workload's block size
         (0 = off).
     recv_interval: while decoding, the scheduler takes in newly arrived requests only every
@@ -63,6 +72,7 @@ class InstanceSpec:
     prefix_cache_blocks: int = 0
     name: str = ""
     recv_interval: int = 1
+    kv_senders: int = 0
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -75,6 +85,13 @@ class InstanceSpec:
             raise ConfigError(f"prefill_token_budget={self.prefill_token_budget} must be >= 1")
         if self.recv_interval < 1:
             raise ConfigError(f"recv_interval={self.recv_interval} must be >= 1")
+        if not 0 <= self.kv_senders <= self.gpus:
+            raise ConfigError(f"kv_senders={self.kv_senders} must be in 0..gpus={self.gpus}")
+
+    @property
+    def senders(self) -> int:
+        """GPUs that carry one request's KV (kv_senders; 0 = every GPU)."""
+        return self.kv_senders or self.gpus
 
 
 @dataclass(frozen=True)
@@ -103,13 +120,18 @@ class SwitchPolicy(Protocol):
 class SimConfig:
     """The whole simulated cluster.
 
-    kv_bytes_per_token: bytes one token's KV occupies (ModelSpec.kv_bytes_per_token), B; 0
-        takes it from the first instance's cost model (its model at its KV dtype).
+    kv_bytes_per_token / kv_windows / kv_state_bytes: a sequence's KV, as
+        ModelSpec.kv_bytes_parts splits it: B per token of the layers that grow without bound;
+        ((window tokens, B per token inside it), ...) of window layers (sliding, DeepSeek-V4's
+        raw window); fixed B per sequence (linear-attention state). kv_bytes(tokens) adds them
+        up. All three unset (0, (), 0) take them from the first instance's cost model (its
+        model at its KV dtype).
     kv_layers: layers whose KV is shipped (layer-by-layer transfer granularity); 0 likewise.
     routing: how a request picks its prefill / agg instance; pairing: how a finished prefill
         picks its decode instance (separate policies, as in SGLang's router).
     transfer_mode: "after" (KV moves once prefill completes) or "layerwise" (overlapped).
-    link_latency_s: one-way latency added to every KV transfer, s (RDMA ~ 10 us).
+    link_latency_s: one-way latency added to every KV transfer, s (RDMA ~ 10 us; `pdplan
+        simulate` passes perf.kv_transfer.KV_PATHS' NIC latency, 20 us).
     preemption: what a decode/agg instance does when KV runs out mid-generation: "recompute"
         (prefill prompt + output again) or "swap" (KV to host and back, KV bytes / PCIe B/s
         each way; the copies block the instance, as in vLLM: sim.preempt.PreemptMixin).
@@ -138,6 +160,8 @@ class SimConfig:
 
     instances: tuple[InstanceSpec, ...]
     kv_bytes_per_token: float = 0.0  # B; 0 = from the instances' cost model (_kv_shape)
+    kv_windows: tuple[tuple[int, float], ...] = ()  # (tokens, B/token within them)
+    kv_state_bytes: float = 0.0  # B per sequence
     kv_layers: int = 0  # 0 = from the instances' cost model (_kv_shape)
     routing: str = "least_tokens"
     pairing: str = "least_tokens"
@@ -163,16 +187,7 @@ class SimConfig:
     handoff_s: float = 0.0
 
     def __post_init__(self) -> None:
-        kv_b, layers = _kv_shape(self.instances)
-        if not self.kv_bytes_per_token:
-            object.__setattr__(self, "kv_bytes_per_token", kv_b)
-        if not self.kv_layers:
-            object.__setattr__(self, "kv_layers", layers)
-        if not (self.kv_bytes_per_token > 0 and self.kv_layers >= 1):
-            raise ConfigError(
-                f"kv_bytes_per_token={self.kv_bytes_per_token} B and kv_layers="
-                f"{self.kv_layers} must be positive"
-            )
+        _fill_kv_shape(self)
         if self.frontend_s < 0 or self.frontend_token_s < 0:
             raise ConfigError("frontend_s and frontend_token_s must be >= 0")
         if not (self.ttft_overhead_s >= 0 and self.handoff_s >= 0):
@@ -204,6 +219,47 @@ class SimConfig:
     def disaggregated(self) -> bool:
         return self.instances[0].role != "agg"
 
+    def kv_bytes_fn(self) -> Callable[[int], float]:
+        """kv_bytes as the cheapest callable for a hot loop: with only the growing part set,
+        a C-level multiply (tokens -> B/token x tokens), else kv_bytes."""
+        if self.kv_windows or self.kv_state_bytes:
+            return self.kv_bytes
+        return partial(mul, float(self.kv_bytes_per_token))
+
+    def kv_bytes(self, tokens: int) -> float:
+        """KV bytes of one sequence of `tokens` tokens: growing + window-capped + fixed state
+        (ModelSpec.kv_bytes from its parts, no per-layer loop), B."""
+        b = tokens * self.kv_bytes_per_token
+        if self.kv_state_bytes or self.kv_windows:
+            b += self.kv_state_bytes
+            for w, per in self.kv_windows:
+                b += per * (tokens if tokens < w else w)
+        return b
+
+
+def _fill_kv_shape(cfg: SimConfig) -> None:
+    """Fill unset KV parts / layers from the instances' model, then refuse bad ones."""
+    a, windows, state, layers = _kv_shape(cfg.instances)
+    if not (cfg.kv_bytes_per_token or cfg.kv_windows or cfg.kv_state_bytes):
+        object.__setattr__(cfg, "kv_bytes_per_token", a)
+        object.__setattr__(cfg, "kv_windows", windows)
+        object.__setattr__(cfg, "kv_state_bytes", state)
+    if not cfg.kv_layers:
+        object.__setattr__(cfg, "kv_layers", layers)
+    object.__setattr__(cfg, "kv_windows", tuple((int(w), float(b)) for w, b in cfg.kv_windows))
+    bad_window = any(not (w >= 1 and b >= 0 and math.isfinite(b)) for w, b in cfg.kv_windows)
+    if bad_window or not (cfg.kv_state_bytes >= 0 and math.isfinite(cfg.kv_state_bytes)):
+        raise ConfigError(
+            f"kv_windows={cfg.kv_windows} need windows >= 1 token and B/token >= 0, "
+            f"kv_state_bytes={cfg.kv_state_bytes} B >= 0"
+        )
+    if not (cfg.kv_bytes_per_token >= 0 and cfg.kv_bytes(1) > 0 and cfg.kv_layers >= 1):
+        raise ConfigError(
+            f"kv_bytes_per_token={cfg.kv_bytes_per_token} B must be >= 0, a token's KV "
+            f"({cfg.kv_bytes(1)} B with windows and state) positive and kv_layers="
+            f"{cfg.kv_layers} >= 1"
+        )
+
 
 def _switch_roles(cfg: SimConfig) -> set[str]:
     return {s.role for s in cfg.switches}
@@ -234,15 +290,19 @@ def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
 
 # Without a cost model to ask (a bare StepModel): Llama-3.1-70B at BF16, 2 (K, V) x 80 layers x
 # 8 KV heads x 128 dims x 2 B = 327,680 B per token (meta-llama/Llama-3.1-70B config.json).
-_FALLBACK_KV = (327_680.0, 80)
+_FALLBACK_KV: tuple[float, tuple[tuple[int, float], ...], float, int] = (327_680.0, (), 0.0, 80)
 
 
-def _kv_shape(instances: tuple[InstanceSpec, ...]) -> tuple[float, int]:
-    """(KV bytes per token, layers) of the first instance's model at its KV dtype, when its
-    step model is a cost model (has .model and .kv_dtype); else the Llama-3.1-70B fallback."""
+def _kv_shape(
+    instances: tuple[InstanceSpec, ...],
+) -> tuple[float, tuple[tuple[int, float], ...], float, int]:
+    """(growing KV B/token, windows, fixed state B, layers) of the first instance's model at
+    its KV dtype (ModelSpec.kv_bytes_parts), when its step model is a cost model (has .model
+    and .kv_dtype); else the Llama-3.1-70B fallback."""
     for inst in instances:
         model = getattr(inst.step_model, "model", None)
         kv_dtype = getattr(inst.step_model, "kv_dtype", None)
         if model is not None and kv_dtype is not None:
-            return float(model.kv_bytes_per_token(kv_dtype)), int(model.num_layers)
+            a, windows, state = model.kv_bytes_parts(kv_dtype)
+            return float(a), windows, float(state), int(model.num_layers)
     return _FALLBACK_KV

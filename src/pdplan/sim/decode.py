@@ -96,7 +96,7 @@ class DecodeMixin:
             else:
                 self.inflight += 1
                 r.xfer_start[rid] = self.loop.now  # its wait for a decode slot ends here
-                self._net_start(rid, self.sim.inst[r.p_inst[rid]], self, need * self._kvb)
+                self._net_start(rid, self.sim.inst[r.p_inst[rid]], self, self._kvb(need))
         if admitted and self.busy and self.in_run and self.kv_used + b * self.run_n > cap:
             n = max((cap - self.kv_used) // b, cut if cut >= 0 else self._cut())
             if n < self.run_n:

@@ -201,6 +201,7 @@ def build_instances(
     gpus_per_node: int = 8,
     *,
     links: Callable[[str | None], Mapping[str, float]] | None = None,
+    kv_senders: Callable[[Layout], int] | None = None,
     chunked: bool = False,
     **spec_kw: object,
 ) -> tuple[InstanceSpec, ...]:
@@ -209,7 +210,9 @@ def build_instances(
 
     make(role, layout, gpu) -> (step model, KV capacity tokens), gpu = the pool's '@GPU' or
     None. links(gpu) -> that GPU's InstanceSpec link speeds (nic_bytes_per_s, ...) and
-    'gpus_per_node' (GPUs one NVLink domain joins; else `gpus_per_node`). spec_kw go to every
+    'gpus_per_node' (GPUs one NVLink domain joins; else `gpus_per_node`). kv_senders(layout)
+    -> the GPUs that carry one request's KV under that layout (perf.kv_transfer.kv_shards;
+    InstanceSpec.kv_senders; None: all the instance's GPUs). spec_kw go to every
     InstanceSpec (max_batch, chunk_budget, ...); without a prefill_token_budget / max_batch
     there, a step model's step_token_budget / max_running (perf.CostModel: the engine's
     defaults, per attention-DP rank) set them, and with `chunked` (the engine mixes prompt
@@ -222,6 +225,8 @@ def build_instances(
         hw = dict(links(pool.gpu)) if links else {}
         per_node = int(hw.pop("gpus_per_node", gpus_per_node))
         kw = {**hw, **spec_kw}
+        if kv_senders is not None and "kv_senders" not in kw:
+            kw["kv_senders"] = kv_senders(pool.layout)
         _engine_defaults(kw, model, chunked and pool.role == "agg")
         g = pool.layout.gpus
         for _ in range(pool.count):

@@ -93,7 +93,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         self._wake_cb, self._end_pf_cb = self._wake, self._end_prefill  # bound once
         self.tracer = sim.tracer
         self.itl_put = sim.itl.put  # appends RUN_PACK(lo, hi, n, w) bytes
-        self._net_start, self._kvb = sim.net.start, sim.cfg.kv_bytes_per_token
+        self._net_start, self._kvb = sim.net.start, sim.cfg.kv_bytes_fn()  # kv_bytes(tokens), B
 
     # ---- work arriving ---------------------------------------------------------------------
     def submit_prefill(self, rid: int) -> None:

@@ -103,8 +103,9 @@ class HandoffMixin:
         nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise
         t = now
         if nb:  # the last layer's KV can only leave after the prefill ends
-            last = r.ctx0[rid] * self.cfg.kv_bytes_per_token / self.cfg.kv_layers
-            end = nb + last / (p.spec.gpus * p.spec.nic_bytes_per_s)  # one layer over the NIC
+            last = self.cfg.kv_bytes(r.ctx0[rid]) / self.cfg.kv_layers  # one layer's share, B
+            # over the transfer's own path (NVLink inside a node) and senders, B / (B/s)
+            end = nb + last / self.net.lone_rate(p, d)
             if end > t_bytes:
                 t = end + self.cfg.link_latency_s
         else:

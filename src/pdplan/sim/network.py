@@ -30,25 +30,38 @@ class Link:
 
 class Transfer:
     """One request's KV moving from a prefill to a decode instance. `t_end`: when its last
-    byte leaves at the current rate, s (it completes one link latency later)."""
+    byte leaves at the current rate, s (it completes one link latency later). `cap`: the most
+    its own sending / receiving GPUs move, B/s (Network.lone_rate)."""
 
-    __slots__ = ("dst", "l0", "l1", "last", "left", "rate", "rid", "src", "t_end")
+    __slots__ = ("cap", "dst", "l0", "l1", "last", "left", "rate", "rid", "src", "t_end")
 
     def __init__(
-        self, rid: int, src: Instance, dst: Instance, nbytes: float, now: float, l0: Link, l1: Link
+        self,
+        rid: int,
+        src: Instance,
+        dst: Instance,
+        nbytes: float,
+        now: float,
+        path: tuple[Link, Link, float],
     ) -> None:
         self.rid, self.src, self.dst = rid, src, dst
         self.left, self.last = nbytes, now
-        self.l0, self.l1 = l0, l1
+        self.l0, self.l1, self.cap = path
         self.rate = 0.0
         self.t_end = _INF
 
 
 class Network:
     """Each instance has NIC egress/ingress links (gpus x per-GPU NIC B/s) and NVLink
-    egress/ingress links (gpus x per-GPU NVLink B/s). A P->D transfer inside one node uses
-    NVLink, otherwise the NICs. A transfer's rate is min over its links of bw / (active
-    transfers on that link): an equal-share approximation of max-min fairness.
+    egress/ingress links (gpus x per-GPU NVLink B/s): different requests' KV can leave from
+    different ranks. A P->D transfer inside one node uses NVLink, otherwise the NICs. One
+    request's KV leaves only from the GPUs that hold a distinct shard of it (InstanceSpec.
+    senders: KV heads split over min(TP, n_kv) ranks, one rank per stage for an MLA latent;
+    perf.kv_transfer.kv_shards) and lands on the receiver's, so its rate is capped at
+    cap = min(senders_src x per-GPU B/s of src, senders_dst x per-GPU B/s of dst) on that path,
+    as `pdplan kv` times it. A transfer's rate is min(cap, min over its links of bw / (active
+    transfers on that link)): an equal-share approximation of max-min fairness; the share a
+    capped transfer leaves unused is not handed to the others on its links.
 
     One event is armed for the whole network, at the earliest completion (last byte + link
     latency); rate changes only move it. During its latency a finished transfer still counts
@@ -59,7 +72,7 @@ class Network:
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
         self._links: dict[tuple[str, int], Link] = {}
-        self._pairs: dict[tuple[int, int], tuple[Link, Link]] = {}  # (src, dst) -> links
+        self._pairs: dict[tuple[int, int], tuple[Link, Link, float]] = {}  # -> links, cap
         self.transfers: dict[Transfer, None] = {}
         self.latency = sim.cfg.link_latency_s
         self._held = 0
@@ -71,6 +84,28 @@ class Network:
     @property
     def active(self) -> int:
         return len(self.transfers)
+
+    def path(self, src: Instance, dst: Instance) -> tuple[Link, Link, float]:
+        """(egress link, ingress link, cap B/s) of a src -> dst transfer: NVLink inside one
+        node, NICs otherwise; cap = what the two ends' KV-carrying GPUs move at most (the rate
+        of the transfer alone on its links)."""
+        key = (src.idx, dst.idx)
+        pair = self._pairs.get(key)
+        if pair is None:
+            a, b = src.spec, dst.spec
+            if a.node == b.node:
+                l0, l1 = self._link("nvl_out", src), self._link("nvl_in", dst)
+                cap = min(a.senders * a.nvlink_bytes_per_s, b.senders * b.nvlink_bytes_per_s)
+            else:
+                l0, l1 = self._link("nic_out", src), self._link("nic_in", dst)
+                cap = min(a.senders * a.nic_bytes_per_s, b.senders * b.nic_bytes_per_s)
+            # senders <= gpus, so cap <= both links' bw already; min() keeps that true anyway
+            pair = self._pairs[key] = (l0, l1, min(cap, l0.bw, l1.bw))
+        return pair
+
+    def lone_rate(self, src: Instance, dst: Instance) -> float:
+        """B/s of a src -> dst transfer alone on its links: its cap (path()), B/s."""
+        return self.path(src, dst)[2]
 
     def _link(self, kind: str, inst: Instance) -> Link:
         key = (kind, inst.idx)
@@ -99,21 +134,14 @@ class Network:
     def start(self, rid: int, src: Instance, dst: Instance, nbytes: float) -> None:
         """Begin moving nbytes of KV from src to dst now."""
         now = self.sim.loop.now
-        key = (src.idx, dst.idx)
-        pair = self._pairs.get(key)
-        if pair is None:
-            if src.spec.node == dst.spec.node:
-                pair = self._link("nvl_out", src), self._link("nvl_in", dst)
-            else:
-                pair = self._link("nic_out", src), self._link("nic_in", dst)
-            self._pairs[key] = pair
-        l0, l1 = pair
-        tr = _new(Transfer)  # Transfer(rid, src, dst, nbytes, now, l0, l1) without __init__
-        tr.rid, tr.src, tr.dst, tr.left, tr.last, tr.l0, tr.l1 = rid, src, dst, nbytes, now, l0, l1
+        pair = self._pairs.get((src.idx, dst.idx)) or self.path(src, dst)
+        tr = _new(Transfer)  # Transfer(rid, src, dst, nbytes, now, pair) without __init__
+        tr.rid, tr.src, tr.dst, tr.left, tr.last = rid, src, dst, nbytes, now
+        tr.l0, tr.l1, tr.cap = l0, l1, cap = pair
         self.transfers[tr] = None
         if not l0.active and not l1.active:  # fast path: idle links, nobody else's rate moves
-            tr.rate = rate = l0.bw if l0.bw < l1.bw else l1.bw
-            tr.t_end = now + nbytes / rate
+            tr.rate = cap  # alone on both links: its cap (<= either link's bw)
+            tr.t_end = now + nbytes / cap
             l0.active[tr] = l1.active[tr] = None
             if self._held:
                 self._changed = True
@@ -186,7 +214,7 @@ class Network:
 
 def _settle_reshare(link: Link, now: float) -> None:
     """Bring the remaining bytes of link's transfers up to `now`, then recompute their rates
-    (min over each transfer's two links of bw / active transfers; equal shares)."""
+    (min over each transfer's two links of bw / active transfers, equal shares, and its cap)."""
     active = link.active
     if not active:
         return
@@ -201,6 +229,8 @@ def _settle_reshare(link: Link, now: float) -> None:
         r1 = share if b is link else b.bw / len(b.active)
         if r1 < rate:
             rate = r1
+        if tr.cap < rate:
+            rate = tr.cap
         if rate == tr.rate:
             continue
         tr.rate = rate

@@ -18,18 +18,18 @@ class PreemptMixin:
 
     Swap costs time: vLLM's scheduler (V0 swap preemption) hands the worker blocks_to_swap_out
     / blocks_to_swap_in with the step, and the worker copies them over PCIe before it runs the
-    model, so the copy blocks that step. Each way takes KV bytes / (per-GPU PCIe B/s x GPUs)
-    (every GPU moves its own shard of the KV). The time is gathered in `swap_s` and paid as a
-    step of its own (_swap_step) before the instance's next step: nothing runs meanwhile,
+    model, so the copy blocks that step. Each way takes KV bytes / (per-GPU PCIe B/s x GPUs
+    that hold a distinct shard: InstanceSpec.senders, all of them unless the KV is replicated,
+    e.g. an MLA latent; each moves its own in parallel). The time is gathered in `swap_s` and
+    paid as a step of its own (_swap_step) before the instance's next step: nothing runs meanwhile,
     busy time counts it, and the waiting decodes' next gap (ITL, TPOT, E2E) includes it."""
 
     __slots__ = ()
 
     def _pcie_s(self: Instance, tokens: int) -> float:
-        """s to move `tokens` of KV one way over the instance's PCIe links: bytes / (B/s)."""
-        return (
-            tokens * self.sim.cfg.kv_bytes_per_token / (self.spec.pcie_bytes_per_s * self.spec.gpus)
-        )
+        """s to move `tokens` of KV one way over the instance's PCIe links: bytes / (B/s),
+        bytes window-capped with any fixed state (SimConfig.kv_bytes)."""
+        return self.sim.cfg.kv_bytes(tokens) / (self.spec.pcie_bytes_per_s * self.spec.senders)
 
     def _swap_in(self: Instance, rid: int, need: int) -> None:
         """A swapped-out request's KV comes back over PCIe; it joins at the next boundary
