@@ -257,7 +257,7 @@ def _sim(capsys: pytest.CaptureFixture[str], deployment: str, workload: str, *mo
         ("tp1x2", ("--transfer", "layerwise"), "--transfer layerwise"),
         ("tp1x2", ("--pairing", "round_robin"), "--pairing round_robin"),
         ("tp1x2", ("--routing", "prefix"), "--prefix-cache"),
-        ("1P:tp1+1D:tp1", ("--switch", "5:0:decode"), "leaves no prefill instance"),
+        ("1P:tp1+1D:tp1", ("--switch", "5:0:decode"), "no prefill instance is left"),
         ("tp1", ("--requests-out", "/tmp/x.json"), "*.csv or *.parquet"),
         ("tp1", ("--chrome-trace", "/tmp/x.csv"), "*.json"),
         ("tp1", ("--requests-out", "/nonexistent-dir/x.csv"), "no such directory"),

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from pdplan.errors import ConfigError
 from pdplan.perf.step import StepModel
+from pdplan.sim.checks import check_instance, check_numbers, check_switch
 
 __all__ = [
     "PREEMPTION_MODES",
@@ -77,16 +78,7 @@ class InstanceSpec:
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ConfigError(f"instance role {self.role!r}; expected one of {', '.join(ROLES)}")
-        if self.max_batch < 1 or self.kv_capacity_tokens < 1 or self.gpus < 1:
-            raise ConfigError("max_batch, kv_capacity_tokens and gpus must be >= 1")
-        if self.chunk_budget is not None and self.chunk_budget < 1:
-            raise ConfigError(f"chunk_budget={self.chunk_budget} must be >= 1 or None")
-        if self.prefill_token_budget < 1:
-            raise ConfigError(f"prefill_token_budget={self.prefill_token_budget} must be >= 1")
-        if self.recv_interval < 1:
-            raise ConfigError(f"recv_interval={self.recv_interval} must be >= 1")
-        if not 0 <= self.kv_senders <= self.gpus:
-            raise ConfigError(f"kv_senders={self.kv_senders} must be in 0..gpus={self.gpus}")
+        check_instance(self)
 
     @property
     def senders(self) -> int:
@@ -187,9 +179,10 @@ class SimConfig:
     handoff_s: float = 0.0
 
     def __post_init__(self) -> None:
+        if isinstance(self.instances, list):
+            object.__setattr__(self, "instances", tuple(self.instances))
+        check_numbers(self)
         _fill_kv_shape(self)
-        if self.frontend_s < 0 or self.frontend_token_s < 0:
-            raise ConfigError("frontend_s and frontend_token_s must be >= 0")
         if not (self.ttft_overhead_s >= 0 and self.handoff_s >= 0):
             raise ConfigError(
                 f"ttft_overhead_s={self.ttft_overhead_s} and handoff_s={self.handoff_s} "
@@ -197,22 +190,17 @@ class SimConfig:
             )
         if not self.ttft_decode_steps >= 0:
             raise ConfigError(f"ttft_decode_steps={self.ttft_decode_steps} must be >= 0")
-        if not self.sample_interval_s > 0:
-            raise ConfigError(f"sample_interval_s={self.sample_interval_s} must be > 0 s")
         _check(self.routing, ROUTINGS, "routing")
         _check(self.pairing, PAIRINGS, "pairing")
         _check(self.transfer_mode, TRANSFER_MODES, "transfer mode")
         _check(self.preemption, PREEMPTION_MODES, "preemption mode")
         roles = {s.role for s in self.instances}
-        if not self.instances:
-            raise ConfigError("a cluster needs at least one instance")
         if "agg" in roles and roles != {"agg"}:
             raise ConfigError("mix of aggregated and disaggregated instances is not supported")
         if roles != {"agg"} and not {"prefill", "decode"} <= roles | _switch_roles(self):
             raise ConfigError("a disaggregated cluster needs >= 1 prefill and >= 1 decode instance")
         for sw in self.switches:
-            if not 0 <= sw.instance < len(self.instances) or sw.role not in ("prefill", "decode"):
-                raise ConfigError(f"bad role switch {sw}: instance index or role out of range")
+            check_switch(sw, len(self.instances), "bad")
         _check_switch_schedule(self)
 
     @property
@@ -266,21 +254,25 @@ def _switch_roles(cfg: SimConfig) -> set[str]:
 
 
 def _check_switch_schedule(cfg: SimConfig) -> None:
-    """A schedule of role switches must leave a prefill and a decode instance at every
-    point (else every later request waits forever); aggregated instances do not switch."""
-    if not cfg.switches:
+    """Role switches (a schedule or a policy) need a disaggregated cluster, and a schedule
+    must end with a prefill and a decode instance (else every later request waits forever).
+    A role may be missing for a while: prompts wait for a prefill instance, prefilled
+    requests park, holding their KV, until a decode instance is back (sim.handoff)."""
+    if not (cfg.switches or cfg.policy is not None):
         return
     if not cfg.disaggregated:
         raise ConfigError("role switches need a disaggregated (prefill / decode) cluster")
     roles = [s.role for s in cfg.instances]
+    last = None
     for sw in sorted(cfg.switches, key=lambda w: w.time_s):
-        roles[sw.instance] = sw.role
-        for need in ("prefill", "decode"):
-            if need not in roles:
-                raise ConfigError(
-                    f"the switch of instance {sw.instance} to {sw.role} at {sw.time_s:g} s "
-                    f"leaves no {need} instance: requests after it would never finish"
-                )
+        roles[sw.instance], last = sw.role, sw
+    for need in ("prefill", "decode"):
+        if last is not None and need not in roles:
+            name = cfg.instances[last.instance].name or f"instance {last.instance}"
+            raise ConfigError(
+                f"after the last switch ({name} to {last.role} at {last.time_s:g} s) no "
+                f"{need} instance is left: requests after it would never finish"
+            )
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pdplan.sim.checks import check_switch
 from pdplan.sim.config import RoleSwitch
 from pdplan.sim.kernel import PRIO_CONTROL
 
@@ -77,6 +78,7 @@ class SwitchingMixin:
             for i in self.inst
         ]
         for sw in pol.decide(self.loop.now, view):
+            check_switch(sw, len(self.inst), "the policy's")
             self._begin_switch(sw)
         if self.finished + self.dropped < self.n_issued_max:
             self.loop.schedule(

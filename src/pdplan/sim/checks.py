@@ -1,0 +1,95 @@
+"""Validation of the simulator's specs at the edge: named errors, never a bare exception."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
+
+from pdplan.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pdplan.sim.config import InstanceSpec, RoleSwitch, SimConfig
+
+__all__ = ["check_instance", "check_numbers", "check_switch"]
+
+# InstanceSpec integer fields and their least value
+_INTS = {
+    "max_batch": 1,
+    "kv_capacity_tokens": 1,
+    "gpus": 1,
+    "block_tokens": 1,
+    "prefill_token_budget": 1,
+    "recv_interval": 1,
+    "kv_senders": 0,
+    "prefix_cache_blocks": 0,
+}
+_RATES = ("nic_bytes_per_s", "nvlink_bytes_per_s", "pcie_bytes_per_s")  # B/s, > 0
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, Integral) and not isinstance(v, bool)
+
+
+def check_instance(spec: InstanceSpec) -> None:
+    """Refuse an InstanceSpec the simulator cannot run: no step model, a non-integer or
+    too-small count, a link speed that is not a positive finite B/s."""
+    if not callable(getattr(spec.step_model, "step_time", None)):
+        raise ConfigError(
+            f"step_model must be a perf.step.StepModel (with step_time()), "
+            f"not {type(spec.step_model).__name__}"
+        )
+    for name, least in _INTS.items():
+        v = getattr(spec, name)
+        if not (_is_int(v) and v >= least):
+            raise ConfigError(f"{name}={v!r} must be an integer >= {least}")
+    if spec.kv_senders > spec.gpus:
+        raise ConfigError(f"kv_senders={spec.kv_senders} must be in 0..gpus={spec.gpus}")
+    if spec.chunk_budget is not None and not (
+        _is_int(spec.chunk_budget) and spec.chunk_budget >= 1
+    ):
+        raise ConfigError(f"chunk_budget={spec.chunk_budget!r} must be an integer >= 1 or None")
+    for name in _RATES:
+        v = getattr(spec, name)
+        if not (isinstance(v, Real) and 0 < v < math.inf):
+            raise ConfigError(f"{name}={v!r} must be a positive finite number of B/s")
+    if not _is_int(spec.node):
+        raise ConfigError(f"node={spec.node!r} must be an integer")
+
+
+def check_numbers(cfg: SimConfig) -> None:
+    """SimConfig's scalars: instances a non-empty sequence of InstanceSpec, SLOs and times
+    positive, an integer seed, a policy with a positive interval."""
+    from pdplan.sim.config import InstanceSpec
+
+    if not (isinstance(cfg.instances, tuple) and cfg.instances):
+        raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
+    if not all(isinstance(i, InstanceSpec) for i in cfg.instances):
+        raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
+    for name in ("ttft_slo_s", "tpot_slo_s", "sample_interval_s"):
+        v = getattr(cfg, name)
+        if not (isinstance(v, Real) and v > 0 and not math.isnan(v)):
+            raise ConfigError(f"{name}={v!r} must be > 0 s")
+    for name in ("link_latency_s", "switch_cost_s", "frontend_s", "frontend_token_s"):
+        v = getattr(cfg, name)
+        if not (isinstance(v, Real) and 0 <= v < math.inf):
+            raise ConfigError(f"{name}={v!r} must be a finite number >= 0")
+    if not _is_int(cfg.seed):
+        raise ConfigError(f"seed={cfg.seed!r} must be an integer")
+    pol = cfg.policy
+    if pol is not None:
+        interval = getattr(pol, "interval_s", None)
+        if not (isinstance(interval, Real) and 0 < interval < math.inf):
+            raise ConfigError(f"the switch policy's interval_s={interval!r} must be > 0 s")
+        if not callable(getattr(pol, "decide", None)):
+            raise ConfigError("the switch policy needs a decide(now_s, view) method")
+
+
+def check_switch(sw: RoleSwitch, n_instances: int, source: str) -> None:
+    """A role switch names an existing instance and a disaggregated role."""
+    if not (_is_int(sw.instance) and 0 <= sw.instance < n_instances):
+        raise ConfigError(
+            f"{source} role switch {sw}: instance must be an index in 0..{n_instances - 1}"
+        )
+    if sw.role not in ("prefill", "decode"):
+        raise ConfigError(f"{source} role switch {sw}: role must be prefill or decode")

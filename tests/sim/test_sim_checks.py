@@ -1,0 +1,96 @@
+"""Specs the simulator cannot run are refused with a named error when built, and a switch
+schedule is refused only when it ends without a prefill or a decode instance."""
+
+from __future__ import annotations
+
+import pytest
+
+from pdplan.errors import ConfigError
+from pdplan.perf.step import LinearStepModel
+from pdplan.sim import Arrivals, InstanceSpec, RoleSwitch, SimConfig, simulate
+
+from .helpers import lengths_workload
+
+STEP = LinearStepModel(base_s=0.01, per_token_s=0.001)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"step_model": None},
+        {"max_batch": 2.5},
+        {"kv_capacity_tokens": float("nan")},
+        {"block_tokens": 0},
+        {"pcie_bytes_per_s": 0.0},
+        {"nic_bytes_per_s": float("inf")},
+        {"chunk_budget": 0},
+        {"node": "a"},
+    ],
+)
+def test_bad_instance_fields_are_refused(kw: dict) -> None:
+    base = {"role": "agg", "step_model": STEP}
+    with pytest.raises(ConfigError):
+        InstanceSpec(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"instances": InstanceSpec("agg", STEP)},
+        {"instances": ()},
+        {"ttft_slo_s": -1.0},
+        {"tpot_slo_s": float("nan")},
+        {"seed": "x"},
+        {"link_latency_s": -1e-6},
+    ],
+)
+def test_bad_config_fields_are_refused(kw: dict) -> None:
+    with pytest.raises(ConfigError):
+        SimConfig(**{"instances": (InstanceSpec("agg", STEP),), **kw})
+
+
+def test_a_list_of_instances_is_taken_as_a_tuple() -> None:
+    cfg = SimConfig(instances=[InstanceSpec("agg", STEP)])  # type: ignore[arg-type]
+    assert isinstance(cfg.instances, tuple)
+
+
+class _Policy:
+    def __init__(self, interval_s: float, switches: list[RoleSwitch]) -> None:
+        self.interval_s, self._sw = interval_s, switches
+
+    def decide(self, now_s: float, view: list) -> list[RoleSwitch]:
+        out, self._sw = self._sw, []
+        return out
+
+
+def _pd() -> tuple[InstanceSpec, ...]:
+    return (InstanceSpec("prefill", STEP, name="p0"), InstanceSpec("decode", STEP, name="d0"))
+
+
+def test_policies_need_a_positive_interval_and_a_disaggregated_cluster() -> None:
+    with pytest.raises(ConfigError, match="interval_s"):
+        SimConfig(instances=_pd(), policy=_Policy(0.0, []))
+    with pytest.raises(ConfigError, match="disaggregated"):
+        SimConfig(instances=(InstanceSpec("agg", STEP),), policy=_Policy(1.0, []))
+
+
+def test_a_policys_switch_of_an_unknown_instance_is_a_named_error() -> None:
+    cfg = SimConfig(instances=_pd(), policy=_Policy(0.5, [RoleSwitch(0.5, 99, "decode")]))
+    with pytest.raises(ConfigError, match="the policy's role switch"):
+        simulate(cfg, lengths_workload(20), Arrivals("poisson", rate=5.0))
+
+
+def test_a_schedule_that_comes_back_to_both_roles_runs() -> None:
+    # decode0 -> prefill at 2 s (no decode for a while), prefill0 -> decode at 4 s
+    sw = (RoleSwitch(2.0, 1, "prefill"), RoleSwitch(4.0, 0, "decode"))
+    res = simulate(
+        SimConfig(instances=_pd(), switches=sw, switch_cost_s=0.5),
+        lengths_workload(60),
+        Arrivals("poisson", rate=10.0),
+    )
+    assert res.summary()["finished"] == 60
+
+
+def test_a_schedule_ending_without_a_role_is_refused_naming_the_instance() -> None:
+    with pytest.raises(ConfigError, match="after the last switch \\(d0 to prefill"):
+        SimConfig(instances=_pd(), switches=(RoleSwitch(2.0, 1, "prefill"),))
