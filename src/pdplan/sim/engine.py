@@ -125,6 +125,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             self._make_room()
             evicted = bool(self.jq)
         role, pq = self.role, self.pq
+        if pq and self.swapped and self.B and role == "agg":
+            pq = None  # swapped-out requests come back before new prompts (vLLM V0 schedules
+            # no prefill while any is swapped); with no decode running they could wait forever
         if self.swap_s:
             self._swap_step()  # swap copies block the step (vLLM): pay them first
         elif role == "prefill":
