@@ -57,6 +57,8 @@ class DecodeMixin:
             self.C += ctx
             if g == 0 or rid in self.sim._evicted:  # no token yet, or back from preemption
                 self.fresh.append(rid)
+            elif self.stall:
+                self.join_stall[rid] = self.stall
 
     def _cut(self: Instance) -> int:
         """Steps the batch will have completed at its next step boundary."""
@@ -192,8 +194,11 @@ class DecodeMixin:
         if self.first_w == b and not st:
             self.itl_put(_pack(lo, lo + c * (n - 1) * b, n, b))
         else:
-            if self.first_w > 0:
-                self.itl_put(_pack(lo + st, lo + st, 1, self.first_w))
+            w = self.first_w
+            if n and self.join_stall:
+                w -= self._joiner_gaps(lo + st)
+            if w > 0:
+                self.itl_put(_pack(lo + st, lo + st, 1, w))
             if n > 1:
                 self.itl_put(_pack(lo + c * b, lo + c * (n - 1) * b, n - 1, b))
         self.busy_s += t_end - self.tK
@@ -221,9 +226,23 @@ class DecodeMixin:
         self.run_fresh = emitted  # re-emitted if the run is re-planned before it starts
         return len(emitted)
 
+    def _joiner_gaps(self: Instance, gap: float) -> int:
+        """Record the first gaps of the requests in join_stall: `gap` (this step + the stall
+        since the running decodes' last token) less the stall that passed before their first
+        token; returns how many."""
+        counts: dict[float, int] = {}
+        for s0 in self.join_stall.values():
+            counts[s0] = counts.get(s0, 0) + 1
+        self.join_stall.clear()
+        for s0, k in counts.items():
+            self.itl_put(_pack(gap - s0, gap - s0, 1, k))
+        return sum(counts.values())
+
     def _record_first_step(self: Instance, now: float, dur: float) -> None:
         """Mixed step: first token of fresh joins; the others' gap includes any stall."""
         w = self.B - (self._emit_fresh(now + dur) if self.fresh else 0)
+        if self.join_stall:
+            w -= self._joiner_gaps(dur + self.stall)
         if w > 0:
             self.itl_put(_pack(dur + self.stall, dur + self.stall, 1, w))
         self.stall = 0.0

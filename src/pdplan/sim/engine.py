@@ -33,9 +33,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
     __slots__ = tuple(
         "B C K _affine _kink _end_pf_cb _kvb _net_start _next_sample _pf_cache _started "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
-        "in_run inbox inflight itl_put jq kv_used layerwise loop model next_role offline "
-        "outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n running "
-        "samples "
+        "in_run inbox inflight itl_put join_stall jq kv_used layerwise loop model next_role "
+        "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
+        "running samples "
         "seq sim spec stall swap_s swapped tK tracer ver ".split()
     )
 
@@ -67,6 +67,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         self.run_fresh: list[int] = []  # requests whose first token ends the run's first step
         self._bind(sim)
         self.stall = 0.0  # prefill / swap time since the running decodes' last token, s
+        # joined after a stall began (a prompt finished between prefill-first steps): rid ->
+        # the stall then, which passed before its first token and is not in its next gap, s
+        self.join_stall: dict[int, float] = {}
         self.swap_s = 0.0  # PCIe swap time not yet paid (PreemptMixin._swap_step), s
         self.outstanding = 0  # tokens assigned and not yet served (routing signal)
         self.busy_s = 0.0

@@ -78,6 +78,8 @@ class LazyJoinMixin:
             self.C += ctx
             if g == 0 or rid in self.sim._evicted:  # no token yet, or back from preemption
                 self.fresh.append(rid)
+            elif self.stall:
+                self.join_stall[rid] = self.stall
         else:
             self._join_ready()
         self._start_run()

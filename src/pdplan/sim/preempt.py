@@ -81,6 +81,7 @@ class PreemptMixin:
         r.preempt[rid] += 1
         sim.preemptions += 1
         sim._evicted[rid] = self.tK  # its last token: the gap to its next spans the eviction
+        self.join_stall.pop(rid, None)
         if sim.cfg.preemption == "swap":
             self.swap_s += self._pcie_s(used)  # swap-out, paid before the next step
             r.ctx0[rid] = used
