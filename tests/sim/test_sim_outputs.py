@@ -106,18 +106,25 @@ def test_timeline_and_chrome_trace_name_the_instances() -> None:
 
 
 def test_prefill_timeline_counts_the_prompt_being_prefilled_as_running() -> None:
-    # ten prompts at t=0 on one prefill instance, one at a time (0.11 s each): the first
-    # starts as it arrives, alone; at 0.11 s the second is running and eight are queued
+    # ten prompts at t=0 on one prefill instance, one at a time (0.11 s each): during the k-th
+    # prefill (k = 0..9) one is running and 9 - k are queued; sampled every 10 ms
     p = InstanceSpec("prefill", STEP, node=0, max_batch=1, prefill_token_budget=100)
     d = InstanceSpec("decode", LinearStepModel(base_s=0.02), node=1)
-    cfg = SimConfig(instances=(p, d), kv_bytes_per_token=10, sample_interval_s=1e-3)
+    cfg = SimConfig(instances=(p, d), kv_bytes_per_token=10, sample_interval_s=0.01)
     res = simulate(
         cfg, Workload(np.full(10, 100, np.int32), np.full(10, 5, np.int32), np.zeros(10))
     )
     tl = res.timeline_table()
     on_p = tl["instance"] == 0
-    assert (tl["running"][on_p][:10] == 1).all()  # it read 0 (counted as queued); then idle
-    assert list(tl["queued"][on_p][:3]) == [0, 8, 7]
+    t = tl["t_s"][on_p]
+    assert np.allclose(np.diff(t), 0.01)  # every interval, idle or not
+    k = t // 0.11  # the prefill under way at each sample (a sample at a boundary's instant,
+    edge = np.abs(t - np.round(t / 0.11) * 0.11) < 1e-6  # up to float sums, is left out)
+    t, k = t[~edge], k[~edge]
+    on_p[np.flatnonzero(on_p)[edge]] = False
+    busy = k < 10
+    assert (tl["running"][on_p][busy] == 1).all() and (tl["running"][on_p][~busy] == 0).all()
+    assert (tl["queued"][on_p][busy] == 9 - k[busy]).all()
 
 
 def test_aggregated_rows_have_prefill_end_and_no_transfer() -> None:

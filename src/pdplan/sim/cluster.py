@@ -12,7 +12,7 @@ from pdplan.sim.arrivals import Arrivals
 from pdplan.sim.config import SimConfig
 from pdplan.sim.engine import Instance
 from pdplan.sim.handoff import HandoffMixin
-from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, EventLoop
+from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, PRIO_SAMPLE, EventLoop
 from pdplan.sim.network import Network
 from pdplan.sim.routing import Router, least_loaded
 from pdplan.sim.runs import RunLog
@@ -82,6 +82,18 @@ class Simulator(HandoffMixin, SwitchingMixin):
         pol = self.cfg.policy
         if pol is not None:
             sched(pol.interval_s, PRIO_CONTROL, self._policy_tick, None)
+        sched(0.0, PRIO_SAMPLE, self._sample_tick, None)
+
+    def _sample_tick(self, _: object) -> None:
+        """Every instance's timeline sample at this instant, then the next one
+        sample_interval_s on while requests are left and other events pending."""
+        now = self.loop.now
+        for inst in self.inst:
+            inst.sample(now)
+        if self.loop.heap and self.finished + self.dropped < self.n_issued_max:
+            self.loop.schedule(
+                now + self.cfg.sample_interval_s, PRIO_SAMPLE, self._sample_tick, None
+            )
 
     def _refresh_candidates(self) -> None:
         ok = [i for i in self.inst if not i.draining and not i.offline]

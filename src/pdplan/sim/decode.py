@@ -177,7 +177,6 @@ class DecodeMixin:
             self.role == "decode"
             and self.B
             and not (self.jq or self.ready or self.pq or self.draining)
-            and self.tK < self._next_sample
         ):
             self._start_run()
             if not self.busy:

@@ -31,7 +31,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
     # slots: 50+ attributes would overflow CPython's shared-key instance dicts (30 keys) and
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
-        "B C K _affine _kink _end_pf_cb _kvb _net_start _next_sample _pf_cache _started "
+        "B C K _affine _kink _end_pf_cb _kvb _net_start _pf_cache _started "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
         "in_run inbox inflight itl_put join_stall jq kv_used layerwise loop model next_role "
         "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
@@ -81,7 +81,6 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         # per-sequence context where the model's decode step changes slope (DSA top-k), or 0
         self._kink = int(getattr(spec.step_model, "decode_kink", 0) or 0)
         self.samples = array("d")  # flat (t, queued, running, kv_used) every sample_interval_s
-        self._next_sample = 0.0
 
     def _bind(self, sim: Simulator) -> None:
         """Settings, shared objects and bound methods cached for the hot paths."""
@@ -122,7 +121,6 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             self._admit_transfers()
         if self.ready:
             self._join_ready()
-        due = self.tK >= self._next_sample  # sampled below, once the next step has started
         evicted = False  # KV freed after the admission above, with transfers still waiting
         if self.B and self.kv_used + self.B > self.cap:
             self._make_room()
@@ -145,8 +143,6 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
                 # the queue is next looked at one step on (as in exact mode), not at the run's
                 # end: the freed KV may now admit it
                 self._schedule_run(1)
-        if due:
-            self._sample(self.tK)
         if not self.busy:
             self.in_run = False
             if self.draining:
@@ -161,15 +157,20 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             return False
         return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + 1 <= self.cap
 
-    def _sample(self, now: float) -> None:
-        """Timeline sample, counted as the summary's time averages are (sim/api.py): prompts
-        not yet started and requests waiting for a decode slot are queued; the decode batch,
-        and on a prefill instance the prompts being prefilled, are running (an aggregated
-        instance's prompts mid-prefill are neither, as in the summary)."""
-        pf = self.prefilling
-        run = self.B + (pf if self.role == "prefill" else 0)
-        self.samples.extend((now, max(0, len(self.pq) - pf) + len(self.jq), run, self.kv_used))
-        self._next_sample = now + self.sim.cfg.sample_interval_s
+    def sample(self, now: float) -> None:
+        """Timeline sample at `now` (Simulator._sample_tick, every sample_interval_s), counted
+        as the summary's time averages are (sim/api.py): prompts not yet started and requests
+        waiting for a decode slot are queued; the decode batch, and on a prefill instance the
+        prompts being prefilled, are running (an aggregated instance's prompts mid-prefill are
+        neither, as in the summary). Inside a decode run the batch is constant and its KV has
+        grown by B a step for the steps done by now (steps_within)."""
+        pf, b = self.prefilling, self.B
+        run = b + (pf if self.role == "prefill" else 0)
+        kv = self.kv_used
+        if self.in_run and self.busy and b and now > self.tK:
+            c = self.run_c
+            kv += b * min(self.run_n, steps_within(now - self.tK, self.run_a, c * b, c * self.C))
+        self.samples.extend((now, max(0, len(self.pq) - pf) + len(self.jq), run, kv))
 
     # ---- prefill ---------------------------------------------------------------------------
     def _take_prompts(self, budget: int, chunk: bool, max_seqs: int) -> list[tuple[int, int, int]]:
@@ -256,9 +257,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         else:
             self._finish_chunks(batch, now)
         if (  # _decide, short-cut for a plain prefill instance
-            self.role == "prefill"
-            and not (self.jq or self.ready or self.B or self.draining)
-            and now < self._next_sample
+            self.role == "prefill" and not (self.jq or self.ready or self.B or self.draining)
         ):
             if self.pq:
                 self._prefill_step(self.spec.chunk_budget)

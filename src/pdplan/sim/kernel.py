@@ -19,6 +19,7 @@ PRIO_BOUNDARY = 0
 PRIO_NETWORK = 1
 PRIO_ARRIVAL = 2
 PRIO_CONTROL = 3
+PRIO_SAMPLE = 4  # timeline samples see the state after everything else at their instant
 
 _Heap = list[tuple[float, int, int, Callable[[Any], None], Any]]
 

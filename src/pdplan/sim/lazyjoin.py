@@ -60,7 +60,7 @@ class LazyJoinMixin:
             if n1 >= self.run_n:
                 return None  # the run ends at that boundary anyway; its _wake joins them
             t_b = tK + n1 * (a + c * self.C) + c * b * n1 * (n1 - 1) * 0.5  # T(n1)
-            if t_b >= self._next_sample or self.kv_used + n1 * b + new_b > self.cap:
+            if self.kv_used + n1 * b + new_b > self.cap:
                 return self.kick()
             self._close_run(n1, t_b)
         else:  # the current run starts at tK, still ahead: plan it again with the newcomer
