@@ -142,8 +142,8 @@ class SimConfig:
         TTFT counts it, not E2E, TPOT, ITL or a closed-loop client's cycle
         (Efficiency.ttft_overhead_s, fitted on measured TTFT this way).
     ttft_decode_steps: more of that delay in decode steps: each request's first token reaches
-        the client this many of its own decode steps (its TPOT) late (Efficiency.
-        ttft_decode_steps), counted like ttft_overhead_s.
+        the client this many typical decode steps (the run's median TPOT) late, but not after
+        its last token (Efficiency.ttft_decode_steps), counted like ttft_overhead_s.
     handoff_s: disaggregated hand-off, s: from the KV's arrival on the decode side to the
         decode instance taking the request (the PD proxy's second request, the KV connector's
         completion notice, the decode scheduler's next poll); it delays the first decode step
