@@ -45,10 +45,13 @@ _TRACE_FLAGS = {
 }
 
 
-def workload(spec: str, duration: float | None, trace: dict[str, Any] | None = None) -> Any:
+def workload(
+    spec: str, duration: float | None, trace: dict[str, Any] | None = None, seed: int = 0
+) -> Any:
     """(Workload, Arrivals) for a trace FILE (its timestamps replayed, or `trace['rate']`
     Poisson arrivals, or `trace['clients']` closed-loop clients; `trace` also carries the
-    reader's fmt / mapping / skip_bad) or a synthetic 'poisson:...' / 'closed:...' spec."""
+    reader's fmt / mapping / skip_bad) or a synthetic 'poisson:...' / 'closed:...' spec
+    (its lengths drawn with `seed`)."""
     # 0 is a value given (and refused below), not an option left out
     t = {k: v for k, v in (trace or {}).items() if v is not None and v is not False}
     m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
@@ -70,7 +73,8 @@ def workload(spec: str, duration: float | None, trace: dict[str, Any] | None = N
     import pdplan.workload as wlmod
 
     n = int(num.get("n", int(_DEFAULTS["n"][0])))
-    wl = wlmod.synthesize(n=n, rate=num.get("rate", 1.0), **lengths)  # type: ignore[attr-defined]
+    rate = num.get("rate", 1.0)
+    wl = wlmod.synthesize(n=n, rate=rate, seed=seed, **lengths)  # type: ignore[attr-defined]
     if kind == "closed":
         conc = int(num.get("c", 1))
         return wl, Arrivals("closed", concurrency=conc, think_s=num.get("think", 0.0))

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import typer
 
-from pdplan.errors import ConfigError, InputError
+from pdplan.errors import ConfigError
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.sim import SimConfig, SimResult, build_instances, simulate
 
 from ._common import console, context_warning
+from ._simulate_checks import check_outputs, check_roles, preemption_note
 from ._simulate_report import overload_warning, show, write
 from ._simulate_setup import cost_model, pools_on, prefix_caches, switches
 from ._simulate_workload import workload as workload_of
@@ -28,18 +27,21 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
     )
     kw: dict[str, Any] = {}
-    if o["chunk"]:
+    if o["chunk"] and eff.chunked:
         kw["chunk_budget"] = o["chunk"]  # else agg pools chunk at the engine's budget (x DP)
+    elif o["chunk"]:  # a prefill-first engine (SGLang): its prefill steps' token cap
+        kw["prefill_token_budget"] = o["chunk"]
     if o["max_batch"]:
         kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
-    _check_outputs(o)
+    check_outputs(o)
+    preemption_note(o["engine"], o["preemption"])
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
-    wl, arrivals = workload_of(workload, o["duration"], trace)
+    wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"])
     senders = partial(kv_shards, spec)  # GPUs that carry one request's KV, as `pdplan kv`
     instances = build_instances(
         pools, make, links=links, kv_senders=senders, chunked=eff.chunked, **kw
     )
-    _check_roles(instances, o)
+    check_roles(instances, o)
     res = _simulate(_config(instances, wl, kvb, eff, spec, o), wl, arrivals, o["as_json"])
     if res.n_requests == 0:
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
@@ -67,6 +69,7 @@ def _config(
         transfer_mode=o["transfer"],
         preemption=o["preemption"],
         exact=o["exact"],
+        seed=o["seed"],
         ttft_slo_s=o["slo_ttft"],
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
@@ -96,50 +99,6 @@ def _context(spec: Any, wl: Any, n: int) -> None:
     over = int((lengths > spec.max_position_embeddings).sum())
     if over:
         context_warning(spec, int(lengths.max()), "requests" if over > 1 else "a request", over)
-
-
-def _check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
-    """Refuse options the deployment would silently ignore."""
-    from pdplan.sim.config import PAIRINGS, TRANSFER_MODES
-
-    for flag, value, known in (("transfer mode", o["transfer"], TRANSFER_MODES),
-                               ("pairing", o["pairing"], PAIRINGS)):  # fmt: skip
-        if value not in known:
-            raise ConfigError(f"unknown {flag} {value!r}; known: {', '.join(known)}")
-    if instances[0].role == "agg":
-        moot = [
-            f"--{k} {o[k]}"
-            for k, default in (("transfer", "after"), ("pairing", "least_tokens"))
-            if o[k] != default
-        ]
-        if o["switch"]:
-            moot.append("--switch")
-        if moot:
-            raise ConfigError(
-                f"{', '.join(moot)}: only a disaggregated deployment (xPyD, e.g. "
-                "'1P:tp4+2D:tp4') has KV transfers, P->D pairing and prefill/decode roles"
-            )
-    if o["routing"] == "prefix" and o["prefix_cache"].strip().lower() == "off":
-        raise ConfigError("--routing prefix routes by prefix-cache hits: add --prefix-cache auto")
-
-
-def _check_outputs(o: dict[str, Any]) -> None:
-    """Fail before simulating if an output file cannot be written or has the wrong kind."""
-    for key, flag, kinds in (
-        ("requests_out", "--requests-out", (".csv", ".parquet")),
-        ("timeline_out", "--timeline-out", (".csv", ".parquet")),
-        ("trace_out", "--chrome-trace", (".json",)),
-    ):
-        path = o[key]
-        if not path:
-            continue
-        if not path.lower().endswith(kinds):
-            raise ConfigError(f"{flag} {path}: name it {' or '.join('*' + k for k in kinds)}")
-        parent = Path(path).resolve().parent
-        if not parent.is_dir():
-            raise InputError("cannot write: no such directory", path=str(parent))
-        if (Path(path).exists() and not os.access(path, os.W_OK)) or not os.access(parent, os.W_OK):
-            raise InputError("cannot write: permission denied", path=path)
 
 
 def register(app: typer.Typer) -> None:
@@ -176,17 +135,24 @@ def register(app: typer.Typer) -> None:
             help="round_robin, least_tokens, p2c or prefix (cache affinity; with --prefix-cache)",
         ),
         exact: bool = typer.Option(False, "--exact", help="step every iteration (reference)"),
+        seed: int = typer.Option(
+            0,
+            "--seed",
+            help="seed of the synthetic arrivals and lengths, p2c routing (runs "
+            "are deterministic per seed)",
+        ),
         slo_ttft: float = typer.Option(2.0, "--slo-ttft", help="TTFT SLO, s"),
         slo_tpot: float = typer.Option(0.1, "--slo-tpot", help="TPOT SLO, s"),
         chunk: int = typer.Option(
             None,
             "--chunk",
             min=1,
-            help="chunked prefill, tokens per step: on an aggregated instance the budget of "
-            "a mixed step, decodes included (default: the engine's, x DP ranks); on a prefill "
-            "instance the most prompt tokens of a step, long prompts split into chunks "
-            "(default: whole prompts, up to the engine's token budget); decode instances "
-            "ignore it",
+            help="chunked prefill, tokens per step: on an aggregated instance of a chunking "
+            "engine (vllm, trtllm) the budget of a mixed step, decodes included (default: the "
+            "engine's, x DP ranks); on a prefill instance the most prompt tokens of a step, "
+            "long prompts split into chunks (default: whole prompts, up to the engine's token "
+            "budget); with sglang (prefill-first) the most prompt tokens of a prefill step, "
+            "decodes not mixed in (--chunked-prefill-size); decode instances ignore it",
         ),
         engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
         weight_dtype: str = typer.Option(
@@ -286,5 +252,6 @@ def register(app: typer.Typer) -> None:
             "prefix_cache": prefix_cache, "switch": switch, "switch_cost": switch_cost,
             "timeline_out": timeline_out, "sample_interval": sample_interval, "rate": rate,
             "clients": clients, "fmt": fmt, "mapping": mapping, "skip_bad": skip_bad,
+            "seed": seed,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)

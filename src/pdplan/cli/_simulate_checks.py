@@ -1,0 +1,85 @@
+"""`pdplan simulate`'s option checks: options the deployment would ignore, output files,
+engine behaviours an option would misstate (helpers of cli/simulate.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pdplan.errors import ConfigError, InputError
+
+from ._common import warn
+
+__all__ = ["check_outputs", "check_roles", "preemption_note"]
+
+# engines that preempt only by recompute: vLLM V1 (no swap space since V1's scheduler) and
+# SGLang (retracts requests and recomputes them); TensorRT-LLM can offload KV to host memory
+_RECOMPUTE_ONLY = {"vllm": "vLLM V1", "sglang": "SGLang"}
+
+
+def check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
+    """Refuse options the deployment would silently ignore."""
+    from pdplan.sim.config import PAIRINGS, TRANSFER_MODES
+
+    for flag, value, known in (("transfer mode", o["transfer"], TRANSFER_MODES),
+                               ("pairing", o["pairing"], PAIRINGS)):  # fmt: skip
+        if value not in known:
+            raise ConfigError(f"unknown {flag} {value!r}; known: {', '.join(known)}")
+    if instances[0].role == "agg":
+        moot = [
+            f"--{k} {o[k]}"
+            for k, default in (("transfer", "after"), ("pairing", "least_tokens"))
+            if o[k] != default
+        ]
+        if o["switch"]:
+            moot.append("--switch")
+        if moot:
+            raise ConfigError(
+                f"{', '.join(moot)}: only a disaggregated deployment (xPyD, e.g. "
+                "'1P:tp4+2D:tp4') has KV transfers, P->D pairing and prefill/decode roles"
+            )
+    if o["routing"] == "prefix" and o["prefix_cache"].strip().lower() == "off":
+        raise ConfigError("--routing prefix routes by prefix-cache hits: add --prefix-cache auto")
+
+
+def check_outputs(o: dict[str, Any]) -> None:
+    """Fail before simulating if an output file cannot be written, has the wrong kind or is
+    named twice (the second write would replace the first)."""
+    flags = (
+        ("requests_out", "--requests-out"),
+        ("timeline_out", "--timeline-out"),
+        ("trace_out", "--chrome-trace"),
+    )
+    named = [(flag, o[key]) for key, flag in flags if o[key]]
+    seen: dict[Path, str] = {}
+    for flag, path in named:
+        real = Path(path).resolve()
+        if real in seen:
+            raise ConfigError(f"{seen[real]} and {flag} both name {path}: give each its own file")
+        seen[real] = flag
+    for key, flag, kinds in (
+        ("requests_out", "--requests-out", (".csv", ".parquet")),
+        ("timeline_out", "--timeline-out", (".csv", ".parquet")),
+        ("trace_out", "--chrome-trace", (".json",)),
+    ):
+        path = o[key]
+        if not path:
+            continue
+        if not path.lower().endswith(kinds):
+            raise ConfigError(f"{flag} {path}: name it {' or '.join('*' + k for k in kinds)}")
+        parent = Path(path).resolve().parent
+        if not parent.is_dir():
+            raise InputError("cannot write: no such directory", path=str(parent))
+        if (Path(path).exists() and not os.access(path, os.W_OK)) or not os.access(parent, os.W_OK):
+            raise InputError("cannot write: permission denied", path=path)
+
+
+def preemption_note(engine: str, preemption: str) -> None:
+    """--preemption swap with an engine that only recomputes: say the run models another one."""
+    name = _RECOMPUTE_ONLY.get(engine.strip().lower())
+    if preemption == "swap" and name:
+        warn(
+            f"{name} preempts by recompute only; --preemption swap models swapping KV to host "
+            "memory over PCIe (vLLM V0, TensorRT-LLM host offload), not this engine"
+        )
