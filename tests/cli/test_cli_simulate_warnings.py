@@ -34,6 +34,8 @@ def test_trace_warnings_reach_the_simulate_user(
     _, err = capsys.readouterr()
     assert rc == 0
     assert "timestamps not sorted (1 row goes back in time); sorted by time" in err
+    # the replay says what the timestamps give, and their unit (Mooncake / pdplan: ms)
+    assert "replaying" in err and "over 4 s" in err and "timestamps read in ms" in err
 
 
 def _sim(capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str, str]:

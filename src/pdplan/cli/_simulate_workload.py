@@ -193,7 +193,24 @@ def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any
             "--clients C (C closed-loop clients) to replay its lengths",
             path=spec,
         )
+    _note_replay(wl, spec, t.get("fmt"))
     return wl, Arrivals("trace", duration_s=duration)
+
+
+def _note_replay(wl: Any, spec: str, fmt: str | None) -> None:
+    """Replaying a trace's timestamps: say the span and rate they give, and the unit they were
+    read in when it is not seconds (a seconds column read as ms runs 1,000x fast)."""
+    t = wl.arrival_s
+    if t is None or len(t) < 2:
+        return
+    span = float(t[-1] - t[0])
+    unit = wl.meta.get("time_unit", "s")
+    how = f"; timestamps read in {unit}" if unit != "s" else ""
+    if unit != "s" and fmt is None:
+        name = wl.meta.get("format")
+        how += f" (format {name}, from its columns; if seconds: --format {name} --map time_unit=s)"
+    rate = f", {(len(t) - 1) / span:.3g} req/s" if span > 0 else ""
+    note(f"replaying {spec}: {len(t):,} requests over {span:.4g} s{rate}{how}")
 
 
 def _note_skipped(meta: dict[str, Any], spec: str) -> None:

@@ -83,28 +83,10 @@ def read_workload(
             return READERS["prometheus"](spath, pairs, skip_bad)
         container, cmap, name = detect(spath, fmt, pairs)
         wl = _BY_CONTAINER[container](spath, cmap, name, skip_bad)
-        if (
-            fmt is None
-            and pairs is None
-            and container == "csv"
-            and cmap.time
-            and cmap.time_unit != "s"
-        ):
-            _note_guessed_unit(wl, name, cmap.time, cmap.time_unit)
+        if cmap.time:  # the unit the time column was read in (Mooncake / pdplan: ms)
+            wl.meta["time_unit"] = cmap.time_unit
         return wl
     except (EOFError, zlib.error) as exc:
         raise InputError(f"truncated or corrupt compressed data ({exc})", path=spath) from None
     except OSError as exc:  # gzip.BadGzipFile and read errors
         raise InputError(f"cannot read: {exc}", path=spath) from None
-
-
-def _note_guessed_unit(wl: Workload, name: str, column: str, unit: str) -> None:
-    """The format was guessed from the columns and reads its time column in a unit other than
-    seconds (Mooncake: ms): say so, a generic file with a `timestamp` column in seconds would
-    otherwise run 1,000x faster without a word."""
-    warnings = wl.meta.setdefault("warnings", [])
-    assert isinstance(warnings, list)
-    warnings.append(
-        f"format guessed as {name} from its columns: {column!r} read in {unit}; if it holds "
-        f"seconds, give --format {name} --map time_unit=s"
-    )
