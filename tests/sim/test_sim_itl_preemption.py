@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from pdplan.sim import Arrivals, SimConfig, simulate
+from pdplan.workload.core import Workload
 
 from .helpers import aggs, lengths_workload, xpyd
 
@@ -44,3 +45,35 @@ def test_a_recompute_after_the_first_token_keeps_the_first_prefills_end(name: st
     t = res.request_table()
     done = t["state"] == 2
     assert np.all(t["pf_end"][done] <= t["first"][done])  # the prompt ends before its first token
+
+
+@pytest.mark.parametrize("deployment", ["2P:tp4+1D:tp4", "tp4x2"])
+def test_real_cost_model_preemption_keeps_itl_and_prefill_end_exact(deployment: str) -> None:
+    # Llama-3.1-70B on H100 with long outputs: requests are evicted on the decode side before
+    # their first token and again before a new one (both once broke these sums)
+    from pdplan.catalog.gpus import get_gpu
+    from pdplan.catalog.models import get_model
+    from pdplan.perf.costmodel import CostModel
+    from pdplan.perf.memory import plan_memory
+    from pdplan.sim import build_instances, parse_deployment
+
+    model, gpu = get_model("llama-3.1-70b"), get_gpu("h100")
+
+    def make(role: str, lay, on):  # type: ignore[no-untyped-def]
+        cm = CostModel(model, gpu, lay, "trtllm")
+        return cm, int(plan_memory(model, gpu, lay).kv_capacity_tokens)
+
+    insts = build_instances(parse_deployment(deployment), make, chunked=True)
+    rng = np.random.default_rng(5)
+    n = 200
+    wl = Workload(
+        np.clip(rng.lognormal(np.log(6000), 0.5, n), 100, 30000).astype(np.int32),
+        np.clip(rng.lognormal(np.log(3000), 0.5, n), 2, 12000).astype(np.int32),
+    )
+    res = simulate(SimConfig(instances=insts), wl, Arrivals("poisson", 3.0))
+    assert res.preemptions > 20
+    t = res.request_table()
+    done = t["state"] == 2
+    span = float(np.sum((t["finish"] - t["first"])[done]))
+    assert res.itl.mean() * res.itl.gaps == pytest.approx(span, rel=1e-6)
+    assert np.all(t["pf_end"][done] <= t["first"][done])

@@ -51,7 +51,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
             _inst_stats(i, total, w, d)
             for i, w, d in zip(
                 sim.inst,
-                *_time_averages(cols, len(sim.inst), total, sim.cfg),
+                *_time_averages(cols, len(sim.inst), total, sim.cfg, sim._out_of_batch),
                 strict=True,
             )
         ],
@@ -81,7 +81,11 @@ def _inst_stats(inst: Any, total: float, waiting: float, decoding: float) -> dic
 
 
 def _time_averages(
-    cols: dict[str, np.ndarray], n_inst: int, total: float, cfg: SimConfig
+    cols: dict[str, np.ndarray],
+    n_inst: int,
+    total: float,
+    cfg: SimConfig,
+    out_of_batch: dict[int, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per instance, time-averaged (waiting, running) request counts over [0, total], by
     Little's law: L = (sum of the times requests spent in the state there) / total.
@@ -90,8 +94,10 @@ def _time_averages(
     counts; it includes any time parked with no decode instance to go to). Running: prefill
     start -> end on a prefill instance; KV delivered (+ PD hand-off) -> finish on a decode
     instance (it joins the batch at the next step boundary; that step emits its first token);
-    first token -> finish on an aggregated one. A state still open at the end counts up to
-    `total`; requests never issued (NaN arrival), not placed or dropped count nothing.
+    first token -> finish on an aggregated one, less the time a preempted request spent out
+    of the batch (`out_of_batch`), which is waiting there. A state still open at the end
+    counts up to `total`; requests never issued (NaN arrival), not placed or dropped count
+    nothing.
     Summed in slices of requests, so the temporaries stay small for million-request runs."""
 
     def per_inst(where: np.ndarray, a: np.ndarray, b: np.ndarray, live: np.ndarray) -> np.ndarray:
@@ -112,6 +118,11 @@ def _time_averages(
             dec += per_inst(d, kv_in, c["finish"], live)
         else:
             dec += per_inst(p, c["first"], c["finish"], live)
+    where = cols["d_inst"] if cfg.disaggregated else cols["p_inst"]
+    for rid, s in (out_of_batch or {}).items():
+        if rid < len(where) and where[rid] >= 0 and cols["state"][rid] != DROPPED:
+            dec[where[rid]] -= s
+            wait[where[rid]] += s
     return wait / total, dec / total
 
 

@@ -219,8 +219,10 @@ class DecodeMixin:
             if r.gen[rid] == 0:
                 r.first[rid] = t1
             elif rid in evicted:
-                gap = t1 - evicted.pop(rid)
-                self.itl_put(_pack(gap, gap, 1, 1))
+                t0 = evicted.pop(rid)
+                self.itl_put(_pack(t1 - t0, t1 - t0, 1, 1))
+                out = self.sim._out_of_batch  # eviction -> back in the batch, s (api.py)
+                out[rid] = out.get(rid, 0.0) + max(0.0, self.tK - t0)
         self.fresh.clear()
         self.run_fresh = emitted  # re-emitted if the run is re-planned before it starts
         return len(emitted)

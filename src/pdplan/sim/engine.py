@@ -285,16 +285,18 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
                 # blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
                 # prompt's blocks go in at its last chunk, not chunk by chunk
                 self.cache.insert(sim.wl.hashes(rid).tolist())
-            if gen[rid] == 0:  # a recompute after its first token keeps the first prefill's end
-                r.pf_end[rid] = now
+            if gen[rid] == 0 and self.role != "decode":  # the prompt's own prefill, not a
+                r.pf_end[rid] = now  # recompute (after a token, or on the decode side)
             if self.role == "prefill":  # prefill done: pair it with a decode instance
                 self.outstanding -= r.inp[rid]
                 if r.d_inst[rid] < 0:
                     sim._pair(rid, self, r)
                 continue
-            if gen[rid] == 0:  # aggregated: the prefill step emits the first token
-                gen[rid] = 1
+            if gen[rid] == 0:  # aggregated (or a decode-side recompute before its first
+                gen[rid] = 1  # token): the prefill step emits the first token
                 r.first[rid] = now
+                if sim._evicted:  # its next gap runs from this token, not the eviction
+                    sim._evicted.pop(rid, None)
             if gen[rid] >= r.out[rid]:
                 self.kv_used -= done
                 sim.on_finish(rid, self, now)

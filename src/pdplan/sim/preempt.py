@@ -80,7 +80,9 @@ class PreemptMixin:
         r.gen[rid] += done
         r.preempt[rid] += 1
         sim.preemptions += 1
-        sim._evicted[rid] = self.tK  # its last token: the gap to its next spans the eviction
+        # its last token (the first eviction's, if evicted again before a new one): the gap to
+        # its next spans the eviction
+        sim._evicted.setdefault(rid, self.tK)
         self.join_stall.pop(rid, None)
         if sim.cfg.preemption == "swap":
             self.swap_s += self._pcie_s(used)  # swap-out, paid before the next step
