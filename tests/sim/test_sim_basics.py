@@ -307,3 +307,15 @@ def test_a_run_cut_short_counts_only_the_requests_that_arrived() -> None:
     s = simulate(SimConfig(instances=(InstanceSpec("agg", STEP),)), wl, until=1.0).summary()
     # arrivals at 0, 0.2, ..., 1.0 (the run's end included) of the 50
     assert s["requests"] == 6 and s["finished"] + s["dropped"] + s["unfinished"] == 6
+
+
+@pytest.mark.parametrize("role", ["agg", "prefill"])
+def test_prefill_steps_cut_long_prompts_to_the_token_budget(role: str) -> None:
+    # SGLang --chunked-prefill-size / a prefill instance's token budget: an 8,000-token
+    # prompt at a 2,048-token budget takes four prefill steps (it was one step of 8,000)
+    p = InstanceSpec(role, STEP, prefill_token_budget=2048, node=0)
+    insts = (p,) if role == "agg" else (p, InstanceSpec("decode", STEP, node=0))
+    cfg = SimConfig(instances=insts, kv_bytes_per_token=10, trace=True)
+    res = simulate(cfg, _one([8000], [4], [0.0]))
+    steps = [e for e in res.trace_events or [] if e[1] == "prefill" and e[0] == 0]
+    assert [e[4] for e in steps] == [2048, 2048, 2048, 1856]

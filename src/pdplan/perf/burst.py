@@ -45,17 +45,26 @@ def _burst_shape(lo: int, hi: int, isl: int, decodes: int, ctx: float) -> BatchS
     return BatchShape(hi - lo, pairs, seqs, decodes, int(decodes * ctx))
 
 
-def prefill_burst(cm: CostModel, isl: int, n: int, per_batch: int) -> float:
-    """Mean TTFT (prefill part) of n prompts arriving at once at a prefill instance that runs
-    them in batches of per_batch whole prompts, one after another: a prompt is done when its
-    batch is. The first arrival starts a batch of its own (an idle scheduler steps on the
-    first request it sees; the rest of the burst lands during that step), as the simulator's
-    instances do."""
-    clock, total, left, m = 0.0, 0.0, n, 1
-    while left > 0:
-        m = min(m, left)
-        clock += cm.prefill_time(isl, m)
-        total += clock * m
-        left -= m
-        m = per_batch
-    return total / n
+def prefill_burst(cm: CostModel, isl: int, n: int) -> float:
+    """Mean TTFT (prefill part) of n prompts arriving at once at a prefill instance, as the
+    simulator runs them: the first arrival starts a step of its own (an idle scheduler steps
+    on the first request it sees; the rest of the burst lands during that step), then the
+    prompts are laid end to end in steps of the token budget, the last piece of a step cut to
+    fit (SGLang's chunked prefill, the engines' budget on a prefill instance); a prompt is
+    done at the end of the step holding its last token. Past MAX_BURST_STEPS steps each is
+    priced as the last one computed."""
+    budget = max(1, cm.step_token_budget)
+    total = n * isl
+    done = 0
+    clock = t_it = 0.0
+    pos, steps, hi = 0, 0, min(isl, budget)  # the first step: the first prompt alone
+    acc = 0.0
+    while pos < total:
+        if steps < MAX_BURST_STEPS:
+            t_it = cm.step_time(_burst_shape(pos, hi, isl, 0, 0.0))
+        clock, pos, steps = clock + t_it, hi, steps + 1
+        while done < n and (done + 1) * isl <= hi:
+            done += 1
+            acc += clock
+        hi = min(total, pos + budget)
+    return acc / n

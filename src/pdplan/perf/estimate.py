@@ -258,7 +258,7 @@ def estimate_disagg(
     budget = max(1, prefill.step_token_budget)
     per_batch = max(1, budget // isl) if isl < budget else 1
     per_prefill = math.ceil(concurrency / max(1, n_prefill))
-    first = prefill_burst(prefill, isl, per_prefill, per_batch)
+    first = prefill_burst(prefill, isl, per_prefill)
     p_batch = prefill.prefill_time(isl, min(per_batch, per_prefill)) / min(per_batch, per_prefill)
     per_dec = concurrency / max(1, n_decode)
     slots = min(per_dec, decode_max_batch or per_dec)

@@ -40,9 +40,11 @@ class InstanceSpec:
     max_batch: most sequences decoding (or prefilling, for a prefill role) at once.
     kv_capacity_tokens: KV cache slots of the instance, tokens (perf.memory.plan_memory).
     chunk_budget: agg: chunked prefill, token budget per iteration incl. decodes (vLLM
-        max_num_batched_tokens); None = prefill-first. prefill role: max tokens of one prompt
-        per step (chunking); None = whole prompts.
-    prefill_token_budget: most prompt tokens in one prefill-first / prefill-role batch.
+        max_num_batched_tokens); None = prefill-first. prefill role: prompt tokens per step;
+        None = prefill_token_budget.
+    prefill_token_budget: most prompt tokens in one prefill-first / prefill-role step; prompts
+        fill it and the last is cut to fit, so a longer prompt takes several steps (SGLang
+        --chunked-prefill-size, the engines' token budget on a prefill instance).
     node: placement; a P and a D on the same node move KV over NVLink.
     gpus / nic_bytes_per_s / nvlink_bytes_per_s / pcie_bytes_per_s: per-GPU link speeds, B/s
         (what a transfer achieves: callers that model a line rate's efficiency scale it in);

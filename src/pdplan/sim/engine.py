@@ -211,8 +211,10 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             if self.B:
                 self._start_run()
             return
+        # prompts fill the step's token budget and the last is cut to fit (SGLang's chunked
+        # prefill, vLLM / TensorRT-LLM's token budget on a prefill instance)
         budget = chunk_budget if chunk_budget is not None else spec.prefill_token_budget
-        batch = self._take_prompts(budget, chunk_budget is not None, spec.max_batch)
+        batch = self._take_prompts(budget, True, spec.max_batch)
         if not batch:
             if self.B:
                 self._start_run()
