@@ -94,3 +94,89 @@ def test_a_schedule_that_comes_back_to_both_roles_runs() -> None:
 def test_a_schedule_ending_without_a_role_is_refused_naming_the_instance() -> None:
     with pytest.raises(ConfigError, match="after the last switch \\(d0 to prefill"):
         SimConfig(instances=_pd(), switches=(RoleSwitch(2.0, 1, "prefill"),))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"ttft_overhead_s": "0.1"},
+        {"ttft_decode_steps": None},
+        {"handoff_s": float("inf")},
+        {"kv_bytes_per_token": "1"},
+        {"kv_layers": "3"},
+        {"kv_windows": ((1,),)},
+        {"kv_windows": 5},
+        {"kv_windows": ((float("nan"), 1.0),)},
+        {"kv_windows": ((float("inf"), 1.0),)},
+        {"seed": -1},
+        {"sample_interval_s": 1e-9},
+        {"switches": "later"},
+        {"switches": ((1.0, 0, "decode"),)},
+    ],
+)
+def test_bad_config_values_are_named_errors(kw: dict) -> None:
+    with pytest.raises(ConfigError):
+        SimConfig(**{"instances": _pd(), **kw})
+
+
+def test_numpy_seeds_and_lists_are_taken() -> None:
+    import numpy as np
+
+    cfg = SimConfig(instances=_pd(), seed=np.int64(3), switches=[RoleSwitch(1.0, 1, "decode")])
+    assert cfg.seed == 3 and type(cfg.seed) is int and isinstance(cfg.switches, tuple)
+
+
+@pytest.mark.parametrize(
+    "args", [(float("nan"), 1, "decode"), ("5", 1, "decode"), (1.0, 1.5, "decode"), (1.0, 1, "x")]
+)
+def test_bad_role_switches_are_refused_when_built(args: tuple) -> None:
+    with pytest.raises(ConfigError):
+        RoleSwitch(*args)
+
+
+def test_a_non_finite_trace_arrival_is_refused() -> None:
+    import numpy as np
+
+    from pdplan.workload.core import Workload
+
+    wl = Workload(np.full(3, 100, np.int32), np.full(3, 5, np.int32), np.array([0.0, np.inf, 1.0]))
+    with pytest.raises(ConfigError, match="request 1"):
+        simulate(SimConfig(instances=(InstanceSpec("agg", STEP),)), wl)
+
+
+class _Returns:
+    interval_s = 0.5
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def decide(self, now_s: float, view: list) -> object:
+        if isinstance(self.value, Exception):
+            raise self.value
+        return self.value
+
+
+@pytest.mark.parametrize("value", [3, [(1.0, 0, "decode")], [{"instance": 0}]])
+def test_a_policy_returning_something_else_is_a_named_error(value: object) -> None:
+    cfg = SimConfig(instances=_pd(), policy=_Returns(value))
+    with pytest.raises(ConfigError, match="must return a list of RoleSwitch"):
+        simulate(cfg, lengths_workload(20), Arrivals("poisson", rate=5.0))
+
+
+def test_a_policy_that_raises_is_named_and_keeps_its_cause() -> None:
+    from pdplan.sim import SimulationError
+
+    cfg = SimConfig(instances=_pd(), policy=_Returns(ZeroDivisionError("x")))
+    with pytest.raises(SimulationError, match="decide\\(\\) raised ZeroDivisionError") as info:
+        simulate(cfg, lengths_workload(20), Arrivals("poisson", rate=5.0))
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_a_policy_that_strands_the_cluster_ends_the_run_instead_of_hanging() -> None:
+    # at 1 s the only decode instance becomes prefill and nothing brings one back
+    cfg = SimConfig(
+        instances=_pd(), policy=_Policy(0.5, [RoleSwitch(0.0, 1, "prefill")]), switch_cost_s=0.1
+    )
+    res = simulate(cfg, lengths_workload(40), Arrivals("poisson", rate=5.0))
+    s = res.summary()
+    assert s["unfinished"] > 0 and s["finished"] + s["unfinished"] + s["dropped"] == 40

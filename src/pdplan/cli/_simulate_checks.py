@@ -77,7 +77,9 @@ def check_outputs(o: dict[str, Any]) -> None:
 
 def preemption_note(engine: str, preemption: str) -> None:
     """--preemption swap with an engine that only recomputes: say the run models another one."""
-    name = _RECOMPUTE_ONLY.get(engine.strip().lower())
+    from pdplan.perf.efficiency import canonical_engine
+
+    name = _RECOMPUTE_ONLY.get(canonical_engine(engine))
     if preemption == "swap" and name:
         warn(
             f"{name} preempts by recompute only; --preemption swap models swapping KV to host "

@@ -138,6 +138,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(
             0,
             "--seed",
+            min=0,
             help="seed of the synthetic arrivals and lengths, p2c routing (runs "
             "are deterministic per seed)",
         ),
@@ -150,9 +151,9 @@ def register(app: typer.Typer) -> None:
             help="chunked prefill, tokens per step: on an aggregated instance of a chunking "
             "engine (vllm, trtllm) the budget of a mixed step, decodes included (default: the "
             "engine's, x DP ranks); on a prefill instance the most prompt tokens of a step, "
-            "long prompts split into chunks (default: whole prompts, up to the engine's token "
-            "budget); with sglang (prefill-first) the most prompt tokens of a prefill step, "
-            "decodes not mixed in (--chunked-prefill-size); decode instances ignore it",
+            "long prompts split into chunks (default: the engine's token budget); with "
+            "sglang (prefill-first) the most prompt tokens of a prefill step, decodes not "
+            "mixed in (--chunked-prefill-size); decode instances ignore it",
         ),
         engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
         weight_dtype: str = typer.Option(

@@ -41,7 +41,9 @@ class Arrivals:
             )
         if not (isinstance(self.think_s, int | float) and 0 <= self.think_s < math.inf):
             raise ConfigError(f"think time must be a finite number >= 0 s, not {self.think_s!r}")
-        if self.duration_s is not None and not self.duration_s > 0:
+        if self.duration_s is not None and not (
+            isinstance(self.duration_s, int | float) and self.duration_s > 0
+        ):
             raise ConfigError(
                 f"duration must be a positive number of seconds, not {self.duration_s}"
             )
@@ -61,6 +63,12 @@ class Arrivals:
             if wl.arrival_s is None:
                 raise ConfigError("the workload has no timestamps; give a rate or concurrency")
             t = np.asarray(wl.arrival_s, dtype=np.float64)
+            bad = np.flatnonzero(~np.isfinite(t))
+            if len(bad):
+                raise ConfigError(
+                    f"the workload's arrival time of request {int(bad[0])} is {t[bad[0]]}: "
+                    "arrival times must be finite seconds"
+                )
         else:
             raise ConfigError(f"unknown arrival mode {self.mode!r}; trace, poisson or closed")
         if self.duration_s is not None:

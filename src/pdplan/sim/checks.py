@@ -11,7 +11,17 @@ from pdplan.errors import ConfigError
 if TYPE_CHECKING:
     from pdplan.sim.config import InstanceSpec, RoleSwitch, SimConfig
 
-__all__ = ["check_instance", "check_numbers", "check_switch"]
+__all__ = [
+    "MIN_SAMPLE_INTERVAL_S",
+    "check_instance",
+    "check_numbers",
+    "check_role_switch",
+    "check_switch",
+]
+
+# a timeline finer than this adds nothing (engine steps last >= ~1 ms) and its samples could
+# outgrow memory (every instance is sampled at every instant)
+MIN_SAMPLE_INTERVAL_S = 1e-3
 
 # InstanceSpec integer fields and their least value
 _INTS = {
@@ -60,22 +70,32 @@ def check_instance(spec: InstanceSpec) -> None:
 def check_numbers(cfg: SimConfig) -> None:
     """SimConfig's scalars: instances a non-empty sequence of InstanceSpec, SLOs and times
     positive, an integer seed, a policy with a positive interval."""
-    from pdplan.sim.config import InstanceSpec
+    from pdplan.sim.config import InstanceSpec, RoleSwitch
 
     if not (isinstance(cfg.instances, tuple) and cfg.instances):
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
     if not all(isinstance(i, InstanceSpec) for i in cfg.instances):
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
-    for name in ("ttft_slo_s", "tpot_slo_s", "sample_interval_s"):
+    for name in ("ttft_slo_s", "tpot_slo_s"):
         v = getattr(cfg, name)
         if not (isinstance(v, Real) and v > 0 and not math.isnan(v)):
             raise ConfigError(f"{name}={v!r} must be > 0 s")
-    for name in ("link_latency_s", "switch_cost_s", "frontend_s", "frontend_token_s"):
+    v = cfg.sample_interval_s
+    if not (isinstance(v, Real) and MIN_SAMPLE_INTERVAL_S <= v < math.inf):
+        raise ConfigError(f"sample_interval_s={v!r} must be a number of seconds >= 0.001")
+    for name in _FINITE:
         v = getattr(cfg, name)
-        if not (isinstance(v, Real) and 0 <= v < math.inf):
+        if not (isinstance(v, Real) and not isinstance(v, bool) and 0 <= v < math.inf):
             raise ConfigError(f"{name}={v!r} must be a finite number >= 0")
-    if not _is_int(cfg.seed):
-        raise ConfigError(f"seed={cfg.seed!r} must be an integer")
+    if not (_is_int(cfg.kv_layers) and cfg.kv_layers >= 0):
+        raise ConfigError(f"kv_layers={cfg.kv_layers!r} must be an integer >= 0")
+    if not (_is_int(cfg.seed) and cfg.seed >= 0):
+        raise ConfigError(f"seed={cfg.seed!r} must be an integer >= 0")
+    _check_windows(cfg.kv_windows)
+    if not (
+        isinstance(cfg.switches, tuple) and all(isinstance(w, RoleSwitch) for w in cfg.switches)
+    ):
+        raise ConfigError("switches must be a tuple of RoleSwitch")
     pol = cfg.policy
     if pol is not None:
         interval = getattr(pol, "interval_s", None)
@@ -83,6 +103,35 @@ def check_numbers(cfg: SimConfig) -> None:
             raise ConfigError(f"the switch policy's interval_s={interval!r} must be > 0 s")
         if not callable(getattr(pol, "decide", None)):
             raise ConfigError("the switch policy needs a decide(now_s, view) method")
+
+
+# SimConfig fields that are finite numbers >= 0 (s, s/token, B, steps)
+_FINITE = (
+    "link_latency_s", "switch_cost_s", "frontend_s", "frontend_token_s", "ttft_overhead_s",
+    "ttft_decode_steps", "handoff_s", "kv_bytes_per_token", "kv_state_bytes",
+)  # fmt: skip
+
+
+def _check_windows(windows: Any) -> None:
+    """kv_windows: ((window tokens >= 1, B/token >= 0), ...), all finite."""
+    ok = isinstance(windows, tuple | list)
+    for w in windows if ok else ():
+        ok = ok and isinstance(w, tuple | list) and len(w) == 2
+        ok = ok and all(isinstance(x, Real) and 0 <= x < math.inf for x in w) and w[0] >= 1
+    if not ok:
+        raise ConfigError(
+            f"kv_windows={windows!r} must be ((window tokens >= 1, B/token >= 0), ...)"
+        )
+
+
+def check_role_switch(sw: RoleSwitch) -> None:
+    """A RoleSwitch's own fields: a finite time >= 0 s, an integer instance, a role."""
+    if not (isinstance(sw.time_s, Real) and 0 <= sw.time_s < math.inf):
+        raise ConfigError(f"role switch time_s={sw.time_s!r} must be a finite number >= 0 s")
+    if not _is_int(sw.instance):
+        raise ConfigError(f"role switch instance={sw.instance!r} must be an instance index")
+    if sw.role not in ("prefill", "decode"):
+        raise ConfigError(f"role switch role={sw.role!r} must be prefill or decode")
 
 
 def check_switch(sw: RoleSwitch, n_instances: int, source: str) -> None:

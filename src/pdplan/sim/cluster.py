@@ -27,11 +27,10 @@ class Simulator(HandoffMixin, SwitchingMixin):
     """Wires instances, router, network and metrics together; `run()` then `result()`."""
 
     __slots__ = tuple(
-        "_evicted _out_of_batch _fe _fe_free _hashes _heap _last_t _least_pair _least_route "
-        "_next _parked _seq _times _times_l _unrouted _until area arrivals cap_limit cfg "
-        "d_cands drop_reasons dropped "
-        "finished inst itl loop n_issued_max net nsys p_cands pairer preemptions req "
-        "pf_caches router switch_log t_left tracer wl ".split()
+        "_evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t _least_pair "
+        "_least_route _next _parked _seq _times _times_l _unrouted _until area arrivals "
+        "cap_limit cfg d_cands drop_reasons dropped finished inst itl loop n_issued_max net "
+        "nsys p_cands pairer preemptions req pf_caches router switch_log t_left tracer wl ".split()
     )
 
     def __init__(self, cfg: SimConfig, wl: Workload, arrivals: Arrivals | None = None) -> None:
@@ -58,6 +57,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
         self._parked: dict[int, None] = {}  # prefilled, no decode instance to go to (handoff)
         self._evicted: dict[int, float] = {}  # preempted rid -> its last token's time, s
         self._out_of_batch: dict[int, float] = {}  # rid -> s evicted, until back in a batch
+        self._frozen_ticks = 0  # policy ticks in a row with nothing in flight (switching)
         self._hashes = (
             wl.hash_offsets is not None and any(s.prefix_cache_blocks for s in cfg.instances)
         ) or (wl.hash_offsets is not None and cfg.routing == "prefix")

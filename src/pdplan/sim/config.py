@@ -11,7 +11,7 @@ from typing import Protocol
 
 from pdplan.errors import ConfigError
 from pdplan.perf.step import StepModel
-from pdplan.sim.checks import check_instance, check_numbers, check_switch
+from pdplan.sim.checks import check_instance, check_numbers, check_role_switch, check_switch
 
 __all__ = [
     "PREEMPTION_MODES",
@@ -95,6 +95,9 @@ class RoleSwitch:
     time_s: float
     instance: int
     role: str
+
+    def __post_init__(self) -> None:
+        check_role_switch(self)
 
 
 class SwitchPolicy(Protocol):
@@ -181,9 +184,11 @@ class SimConfig:
     handoff_s: float = 0.0
 
     def __post_init__(self) -> None:
-        if isinstance(self.instances, list):
-            object.__setattr__(self, "instances", tuple(self.instances))
+        for name in ("instances", "switches"):  # lists taken as tuples
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         check_numbers(self)
+        object.__setattr__(self, "seed", int(self.seed))  # numpy ints: random.Random wants int
         _fill_kv_shape(self)
         if not (self.ttft_overhead_s >= 0 and self.handoff_s >= 0):
             raise ConfigError(

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pdplan.errors import ConfigError, PdplanError
 from pdplan.sim.checks import check_switch
 from pdplan.sim.config import RoleSwitch
-from pdplan.sim.kernel import PRIO_CONTROL
+from pdplan.sim.kernel import PRIO_CONTROL, SimulationError
 
 if TYPE_CHECKING:
     from pdplan.sim.cluster import Simulator
     from pdplan.sim.engine import Instance
 
-__all__ = ["SwitchingMixin"]
+__all__ = ["MAX_FROZEN", "SwitchingMixin"]
+
+MAX_FROZEN = 1000  # policy ticks with nothing in flight and no switch before a run is stuck
 
 
 class SwitchingMixin:
@@ -77,10 +80,43 @@ class SwitchingMixin:
             }
             for i in self.inst
         ]
-        for sw in pol.decide(self.loop.now, view):
-            check_switch(sw, len(self.inst), "the policy's")
+        decided = self._decide_switches(view)
+        for sw in decided:
             self._begin_switch(sw)
-        if self.finished + self.dropped < self.n_issued_max:
+        # nothing in flight and the policy did nothing: a cluster left without a role waits
+        # for it; after MAX_FROZEN_TICKS such ticks it is taken as stuck and the run ends
+        # (its requests are reported unfinished) rather than ticking forever
+        self._frozen_ticks = 0 if decided or not self._frozen() else self._frozen_ticks + 1
+        if self.finished + self.dropped < self.n_issued_max and self._frozen_ticks < MAX_FROZEN:
             self.loop.schedule(
                 self.loop.now + pol.interval_s, PRIO_CONTROL, self._policy_tick, None
             )
+
+    def _decide_switches(self: Simulator, view: list[dict[str, float | int | str]]) -> list:
+        """The policy's switches for now, checked: a list of RoleSwitch (None: none)."""
+        pol = self.cfg.policy
+        assert pol is not None
+        try:
+            decided = pol.decide(self.loop.now, view)
+        except PdplanError:
+            raise
+        except Exception as exc:  # the user's policy failed: say so, keep its traceback
+            raise SimulationError(
+                f"the switch policy's decide() raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if decided is None:
+            return []
+        if not isinstance(decided, list | tuple) or not all(
+            isinstance(sw, RoleSwitch) for sw in decided
+        ):
+            raise ConfigError(
+                f"the switch policy's decide() must return a list of RoleSwitch, got {decided!r}"
+            )
+        for sw in decided:
+            check_switch(sw, len(self.inst), "the policy's")
+        return list(decided)
+
+    def _frozen(self: Simulator) -> bool:
+        """No instance busy and no event pending but the policy's and the sampler's ticks."""
+        ticks = (self._policy_tick, self._sample_tick)
+        return not any(i.busy for i in self.inst) and all(e[3] in ticks for e in self.loop.heap)
