@@ -17,7 +17,7 @@ def test_a_link_bound_overload_blames_the_kv_links(capsys: pytest.CaptureFixture
                "--json"])  # fmt: skip
     _, err = capsys.readouterr()
     assert rc == 0 and "warning: overloaded" in err
-    assert "the KV transfers are link-bound" in err and "add decode instances" in err
+    assert "the KV links are full (decode0:tp1's carries" in err and "add decode instances" in err
     assert "add prefill instances" not in err
 
 

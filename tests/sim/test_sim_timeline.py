@@ -31,3 +31,20 @@ def test_timeline_means_match_the_summarys_time_averages(instances: tuple) -> No
         assert np.allclose(np.diff(tl["t_s"][mine]), 0.05)
         assert tl["running"][mine].mean() == pytest.approx(inst["mean_running"], rel=0.05, abs=0.02)
         assert tl["queued"][mine].mean() == pytest.approx(inst["mean_queue"], rel=0.05, abs=0.02)
+
+
+def test_kv_link_utilisation_is_bytes_over_capacity() -> None:
+    from pdplan.perf.step import LinearStepModel
+    from pdplan.sim import InstanceSpec
+    from pdplan.workload.core import Workload
+
+    step = LinearStepModel(base_s=0.01, per_token_s=1e-4)
+    p = InstanceSpec("prefill", step, node=0, nic_bytes_per_s=1e6)
+    d = InstanceSpec("decode", step, node=1, nic_bytes_per_s=1e6)
+    cfg = SimConfig(instances=(p, d), kv_bytes_per_token=1000, link_latency_s=0.0)
+    wl = Workload(np.full(10, 100, np.int32), np.full(10, 3, np.int32), np.arange(10) * 0.5)
+    res = simulate(cfg, wl)
+    moved = 10 * 100 * 1000  # B over each instance's NIC
+    span = float(np.nanmax(res.columns["finish"]))  # s, the run (the last request leaves)
+    for inst in res.summary()["instances"]:
+        assert inst["kv_link_utilisation"] == pytest.approx(moved / (1e6 * span), rel=1e-6)

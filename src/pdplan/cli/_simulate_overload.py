@@ -23,8 +23,7 @@ COMPLETIONS_BEHIND = 0.8  # completions / arrivals below this over the later hal
 # than queues in front of first tokens, most near saturation; a healthy run stays >= ~0.9)
 NOISE_SIGMAS = 3.0  # growth of the number in the system that is not noise, in its sd
 SETTLED = 2.0  # x the unloaded E2E: a healthy system's backlog has settled by then
-SHARED_LINK = 0.5  # median transfer rate / a lone transfer's below this: links are shared
-WIRE_SHARE = 0.25  # median time on the wire / median TTFT above this: the wire matters
+LINK_FULL = 0.85  # a KV link's bytes / (bw x run time) at or above this: it is the bottleneck
 _ROLE_NAMES = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
 
 
@@ -126,27 +125,21 @@ def _unloaded_e2e(res: SimResult, live: np.ndarray) -> float:
 
 
 def _link_bound(res: SimResult, s: dict[str, Any]) -> str | None:
-    """When no role's instances are saturated but the KV transfers crawl: they share the
-    links (median rate, prompt tokens per second on the wire, under SHARED_LINK of the 99th
-    percentile's, a transfer nearly alone on its links) and the wire is a real part of TTFT.
-    None otherwise, or aggregated, or with too few transfers."""
+    """When an instance's KV link carries near its capacity over the run (bytes moved /
+    (bw x run time) >= LINK_FULL): the transfers queue on it, whatever the pools' busy time
+    says (a decode batch that always holds a request reads 100 % busy). None otherwise."""
+    insts = [i for i in s["instances"] if i.get("kv_link_utilisation", 0.0) >= LINK_FULL]
+    if not insts:
+        return None
+    top = max(insts, key=lambda i: i["kv_link_utilisation"])
     c = res.columns
-    if any(i["role"] != "agg" and i["utilisation"] >= OVERLOAD for i in s["instances"]):
-        return None  # a saturated pool is the bottleneck (_bottleneck names it)
-    x = c["xfer_s"]
-    ok = np.isfinite(x) & (x > 0) & np.isfinite(c["first"])
-    if int(ok.sum()) < MIN_REQUESTS:
-        return None
-    rate = c["inp"][ok] / x[ok]  # prompt tokens / s on the wire
-    share = float(np.median(rate) / np.percentile(rate, 99))
-    wire = float(np.median(x[ok]))
-    if share >= SHARED_LINK or wire < WIRE_SHARE * s["ttft_s"]["p50"]:
-        return None
+    x = c["xfer_s"][np.isfinite(c["xfer_s"])]
+    wire = f", median {secs(float(np.median(x)))} on the wire" if len(x) else ""
+    more = "decode" if top["role"] == "decode" else "prefill"
     return (
-        f"the KV transfers are link-bound (median {secs(wire)} on the wire, transfers at "
-        f"{100 * share:.0f} % of a lone transfer's rate: they share the decode instances' "
-        "links): add decode instances (more NICs to receive KV), place P and D in one node "
-        "(NVLink), or ship FP8 KV (--kv-dtype fp8)"
+        f"the KV links are full ({top['name']}'s carries {100 * top['kv_link_utilisation']:.0f} "
+        f"% of its capacity{wire}): add {more} instances (more NICs for the KV), place P and "
+        "D in one node (NVLink), or ship FP8 KV (--kv-dtype fp8)"
     )
 
 

@@ -239,6 +239,8 @@ def register(app: typer.Typer) -> None:
         for flag, v in (*positive, ("--sample-interval", sample_interval)):
             if v is not None and not v > 0:
                 raise ConfigError(f"{flag}={v} must be a positive number of seconds")
+        if sample_interval is not None and sample_interval < 1e-3:
+            raise ConfigError(f"--sample-interval={sample_interval} must be >= 0.001 s")
         if sample_interval is not None and not (timeline_out or as_json):
             raise ConfigError(
                 "--sample-interval sets how often --timeline-out samples the instances (and "

@@ -48,7 +48,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         preemptions=sim.preemptions,
         little_l=sim.area / total,
         instances=[
-            _inst_stats(i, total, w, d)
+            _inst_stats(i, total, w, d, sim.net.utilisation(i.idx, total))
             for i, w, d in zip(
                 sim.inst,
                 *_time_averages(cols, len(sim.inst), total, sim.cfg, sim._out_of_batch),
@@ -65,7 +65,9 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     )
 
 
-def _inst_stats(inst: Any, total: float, waiting: float, decoding: float) -> dict[str, Any]:
+def _inst_stats(
+    inst: Any, total: float, waiting: float, decoding: float, link: float
+) -> dict[str, Any]:
     s = np.array(inst.samples, dtype=np.float64).reshape(-1, 4)  # (t, queued, running, kv)
     return {
         "index": inst.idx,
@@ -76,6 +78,7 @@ def _inst_stats(inst: Any, total: float, waiting: float, decoding: float) -> dic
         "max_queue_sampled": int(s[:, 1].max()) if len(s) else 0,  # at the timeline samples
         "mean_running": decoding,
         "prefix_hit_blocks": inst.cache.hits if inst.cache is not None else 0,
+        "kv_link_utilisation": link,  # busiest of its KV links: bytes / (bw x run time)
         "timeline": s,
     }
 

@@ -19,12 +19,13 @@ _new = object.__new__
 
 class Link:
     """A one-direction link of `bw` bytes/s; each of its n active transfers gets bw / n.
-    `active` is an insertion-ordered dict (deterministic iteration, unlike a set)."""
+    `active` is an insertion-ordered dict (deterministic iteration, unlike a set); `moved`:
+    bytes of the transfers started on it, B (its utilisation: moved / (bw x run time))."""
 
-    __slots__ = ("active", "bw", "name")
+    __slots__ = ("active", "bw", "moved", "name")
 
     def __init__(self, name: str, bw: float) -> None:
-        self.name, self.bw = name, bw
+        self.name, self.bw, self.moved = name, bw, 0.0
         self.active: dict[Transfer, None] = {}
 
 
@@ -103,6 +104,16 @@ class Network:
             pair = self._pairs[key] = (l0, l1, min(cap, l0.bw, l1.bw))
         return pair
 
+    def utilisation(self, idx: int, total_s: float) -> float:
+        """Busiest of instance idx's KV links (NIC / NVLink, in / out): bytes moved over
+        bytes it could move in total_s seconds; 0 where none carried KV."""
+        best = 0.0
+        for kind in ("nic_out", "nic_in", "nvl_out", "nvl_in"):
+            link = self._links.get((kind, idx))
+            if link is not None and total_s > 0:
+                best = max(best, link.moved / (link.bw * total_s))
+        return best
+
     def lone_rate(self, src: Instance, dst: Instance) -> float:
         """B/s of a src -> dst transfer alone on its links: its cap (path()), B/s."""
         return self.path(src, dst)[2]
@@ -138,6 +149,8 @@ class Network:
         tr = _new(Transfer)  # Transfer(rid, src, dst, nbytes, now, pair) without __init__
         tr.rid, tr.src, tr.dst, tr.left, tr.last = rid, src, dst, nbytes, now
         tr.l0, tr.l1, tr.cap = l0, l1, cap = pair
+        l0.moved += nbytes
+        l1.moved += nbytes
         self.transfers[tr] = None
         if not l0.active and not l1.active:  # fast path: idle links, nobody else's rate moves
             tr.rate = cap  # alone on both links: its cap (<= either link's bw)
