@@ -83,3 +83,14 @@ def test_seed_changes_a_synthetic_run_and_repeats_it(capsys: pytest.CaptureFixtu
             "--json")  # fmt: skip
     runs = [json.loads(_sim(capsys, *args, "--seed", s)[1])["ttft_s"] for s in ("0", "1", "1")]
     assert runs[0] != runs[1] and runs[1] == runs[2]
+
+
+def test_an_output_over_the_input_trace_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,input_length,output_length\n0,100,10\n50,200,20\n")
+    rc, _, err = _sim(capsys, "--deployment", "tp1", "--workload", str(trace),
+                      "--requests-out", str(trace))  # fmt: skip
+    assert rc == 2 and "--workload and --requests-out both name" in err
+    assert trace.read_text().startswith("timestamp,input_length")

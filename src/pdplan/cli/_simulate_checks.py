@@ -43,7 +43,7 @@ def check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
         raise ConfigError("--routing prefix routes by prefix-cache hits: add --prefix-cache auto")
 
 
-def check_outputs(o: dict[str, Any]) -> None:
+def check_outputs(o: dict[str, Any], workload: str = "") -> None:
     """Fail before simulating if an output file cannot be written, has the wrong kind or is
     named twice (the second write would replace the first)."""
     flags = (
@@ -53,6 +53,8 @@ def check_outputs(o: dict[str, Any]) -> None:
     )
     named = [(flag, o[key]) for key, flag in flags if o[key]]
     seen: dict[Path, str] = {}
+    if workload and Path(workload).exists():
+        seen[Path(workload).resolve()] = "--workload"
     for flag, path in named:
         real = Path(path).resolve()
         if real in seen:

@@ -33,7 +33,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         kw["prefill_token_budget"] = o["chunk"]
     if o["max_batch"]:
         kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
-    check_outputs(o)
+    check_outputs(o, workload)
     preemption_note(o["engine"], o["preemption"])
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
     wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"])
