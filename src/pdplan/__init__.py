@@ -37,6 +37,9 @@ _LAZY = {
     "SimConfig": "pdplan.sim",
     "InstanceSpec": "pdplan.sim",
     "Arrivals": "pdplan.sim",
+    "build_cluster": "pdplan.plan.sim_deploy",
+    "simulate_deployment": "pdplan.plan.sim_deploy",
+    "Cluster": "pdplan.plan.sim_deploy",
     # result types the entry points above return
     "Estimate": "pdplan.perf.estimate",
     "KVTransfer": "pdplan.perf.kv_transfer",

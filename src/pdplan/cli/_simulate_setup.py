@@ -1,5 +1,5 @@
-"""Build `pdplan simulate`'s cluster: cost models per pool GPU, prefix caches, role-switch
-schedules (helpers of cli/simulate.py)."""
+"""`pdplan simulate`'s CLI-only setup: prefix caches from --prefix-cache, role-switch
+schedules from --switch (helpers of cli/simulate.py; the cluster comes from plan.sim_deploy)."""
 
 from __future__ import annotations
 
@@ -7,88 +7,8 @@ import math
 from typing import Any
 
 from pdplan.errors import ConfigError, InputError
-from pdplan.sim import Pool, parse_deployment
 
-from ._common import warn
-
-__all__ = ["cost_model", "pools_on", "prefix_caches", "switches"]
-
-
-def pools_on(deployment: str, gpu: str) -> list[Pool]:
-    """The deployment's pools; one named '@' the default GPU runs on the same hardware."""
-    from dataclasses import replace
-
-    from pdplan.catalog.gpus import get_gpu
-
-    default = get_gpu(gpu).name
-    return [
-        replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default else p
-        for p in parse_deployment(deployment)
-    ]
-
-
-def cost_model(
-    model: str, gpu: str, engine: str, weight_dtype: str | None = None, kv_dtype: str = "bf16"
-) -> tuple[Any, Any, float, Any, Any]:
-    """(make(role, layout, gpu) -> (StepModel, KV tokens), links(gpu) -> the GPU's link speeds
-    (as `pdplan kv` takes them: line rate x KV_PATHS efficiency) and NVLink domain, the KV's
-    parts (ModelSpec.kv_bytes_parts: B/token growing, windows, fixed state B), the engine's
-    Efficiency on the default GPU (whether it
-    chunks prompts into mixed batches, its TTFT overhead and PD hand-off), the ModelSpec) from
-    the catalog and the real cost model. `gpu` is the default; a pool may name its own
-    ('4P:tp4@h100'). Every layout is checked on its GPU (e.g. TP must divide the attention
-    heads) and must hold its weights (DoesNotFitError says by how much)."""
-    from functools import cache
-
-    from pdplan.catalog.gpus import get_gpu
-    from pdplan.catalog.models import get_model
-    from pdplan.perf.costmodel import CostModel
-    from pdplan.perf.efficiency import get_efficiency
-    from pdplan.perf.kv_transfer import KV_PATHS
-    from pdplan.perf.memory import engine_kv_memory, plan_memory
-
-    m = get_model(model)
-    hw = cache(lambda name: get_gpu(name or gpu))
-    g = hw(None)
-    eff = get_efficiency(engine, g.name, g.hbm_gib)  # the engine's defaults on this GPU
-    warned: set[str] = set()
-
-    def make(role: str, layout: Any, on: str | None = None) -> tuple[Any, int]:
-        gpu_spec = hw(on)
-        lay = _checked(m, gpu_spec, layout, warned)
-        frac, of_free = engine_kv_memory(engine)
-        mem = plan_memory(
-            m, gpu_spec, lay, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free
-        )
-        cm = CostModel(m, gpu_spec, lay, engine, weight_dtype, kv_dtype)
-        return cm, int(mem.kv_capacity_tokens)
-
-    def links(on: str | None) -> dict[str, float]:
-        s = hw(on)  # KV moves over NVLink inside one scale-up domain, else over the NICs
-        return {  # B/s a transfer achieves: line rate x KV_PATHS' efficiency (assumed 0.85 / 0.8)
-            "nic_bytes_per_s": s.nic_bytes_per_s * KV_PATHS["nic"]["efficiency"],
-            "nvlink_bytes_per_s": s.scaleup_bytes_per_s * KV_PATHS["nvlink"]["efficiency"],
-            "gpus_per_node": s.scaleup_domain,
-        }
-
-    return make, links, m.kv_bytes_parts(kv_dtype), eff, m
-
-
-def _checked(model: Any, gpu: Any, layout: Any, warned: set[str]) -> Any:
-    """The layout, refused when the model cannot be split so (plan.steady.valid_layout's
-    rules); its warnings (TP or a stage crossing nodes, as `pdplan parallel` flags them)
-    printed once per layout and GPU."""
-    from pdplan.parallel import require_valid
-
-    chk = require_valid(
-        model, layout, scaleup_domain=gpu.scaleup_domain, gpus_per_node=gpu.gpus_per_node
-    )
-    for text in chk.warnings:
-        line = f"layout {layout} on {gpu.name}: {text}"
-        if line not in warned:
-            warned.add(line)
-            warn(line)
-    return layout
+__all__ = ["prefix_caches", "switches"]
 
 
 _SWITCH_FORM = "use TIME_S:INSTANCE:ROLE, e.g. 600:prefill1:decode"

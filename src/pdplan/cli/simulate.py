@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import typer
 
 from pdplan.errors import ConfigError
-from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
-from pdplan.sim import SimConfig, SimResult, build_instances, simulate
+from pdplan.sim import SimConfig, SimResult, simulate
 
-from ._common import console, context_warning
+from ._common import console, context_warning, warn
 from ._simulate_checks import check_outputs, check_roles, preemption_note
 from ._simulate_report import overload_warning, show, write
-from ._simulate_setup import cost_model, pools_on, prefix_caches, switches
+from ._simulate_setup import prefix_caches, switches
 from ._simulate_workload import workload as workload_of
 
 __all__ = ["register"]
@@ -22,48 +20,33 @@ __all__ = ["register"]
 
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
     """Build the cluster from the catalog and cost model, simulate, write and show."""
-    pools = pools_on(deployment, gpu)
-    make, links, kvb, eff, spec = cost_model(
-        model, gpu, o["engine"], o["weight_dtype"], o["kv_dtype"]
-    )
-    kw: dict[str, Any] = {}
-    if o["chunk"] and eff.chunked:
-        kw["chunk_budget"] = o["chunk"]  # else agg pools chunk at the engine's budget (x DP)
-    elif o["chunk"]:  # a prefill-first engine (SGLang): its prefill steps' token cap
-        kw["prefill_token_budget"] = o["chunk"]
-    if o["max_batch"]:
-        kw["max_batch"] = o["max_batch"]  # else the engine's max sequences (x DP ranks)
+    from pdplan.plan.sim_deploy import build_cluster
+
+    cluster = build_cluster(
+        model, gpu, deployment, o["engine"], weight_dtype=o["weight_dtype"],
+        kv_dtype=o["kv_dtype"], chunk=o["chunk"], max_batch=o["max_batch"],
+    )  # fmt: skip
+    for text in cluster.warnings:
+        warn(text)
     check_outputs(o, workload)
     preemption_note(o["engine"], o["preemption"])
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
     wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"])
-    senders = partial(kv_shards, spec)  # GPUs that carry one request's KV, as `pdplan kv`
-    instances = build_instances(
-        pools, make, links=links, kv_senders=senders, chunked=eff.chunked, **kw
-    )
-    check_roles(instances, o)
-    res = _simulate(_config(instances, wl, kvb, eff, spec, o), wl, arrivals, o["as_json"])
+    check_roles(cluster.instances, o)
+    res = _simulate(_config(cluster, wl, o), wl, arrivals, o["as_json"])
     if res.n_requests == 0:
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
-    _context(spec, wl, res.n_requests)
+    _context(cluster.model, wl, res.n_requests)
     s = res.summary()
     if arrivals.mode != "closed":  # a closed loop cannot outrun the cluster: it waits for it
-        overload_warning(s, res, pools)
+        overload_warning(s, res, list(cluster.pools))
     write(res, o)
     show(s, res, deployment, o["as_json"])
 
 
-def _config(
-    instances: tuple[Any, ...], wl: Any, kvb: Any, eff: Any, spec: Any, o: dict[str, Any]
-) -> SimConfig:
-    grow, windows, state = kvb  # ModelSpec.kv_bytes_parts: B/token, windows, B/sequence
-    return SimConfig(
-        instances=prefix_caches(instances, wl, o["prefix_cache"]),
-        kv_bytes_per_token=grow,
-        kv_windows=windows,
-        kv_state_bytes=state,
-        kv_layers=spec.num_layers,
-        link_latency_s=KV_PATHS["nic"]["latency_s"],  # as `pdplan kv` (assumed 20 us)
+def _config(cluster: Any, wl: Any, o: dict[str, Any]) -> SimConfig:
+    return cluster.config(  # type: ignore[no-any-return]
+        instances=prefix_caches(cluster.instances, wl, o["prefix_cache"]),
         routing=o["routing"],
         pairing=o["pairing"],
         transfer_mode=o["transfer"],
@@ -74,11 +57,8 @@ def _config(
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
         sample_interval_s=o["sample_interval"] or 1.0,
-        switches=switches(o["switch"], instances),
+        switches=switches(o["switch"], cluster.instances),
         switch_cost_s=o["switch_cost"],
-        ttft_overhead_s=eff.ttft_overhead_s,  # the engine's, as `accuracy --simulate` uses
-        ttft_decode_steps=eff.ttft_decode_steps,
-        handoff_s=eff.pd_handoff_s,
     )
 
 

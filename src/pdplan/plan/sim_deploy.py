@@ -1,0 +1,151 @@
+"""A deployment from catalog names as simulator instances: the recipe `pdplan simulate` runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cache, partial
+from typing import Any
+
+from pdplan.catalog.gpus import get_gpu
+from pdplan.catalog.model_spec import ModelSpec
+from pdplan.catalog.models import get_model
+from pdplan.parallel import require_valid
+from pdplan.parallel.layout import Layout
+from pdplan.perf.costmodel import CostModel
+from pdplan.perf.efficiency import Efficiency, get_efficiency
+from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
+from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.sim import Arrivals, InstanceSpec, Pool, SimConfig, SimResult, build_instances
+from pdplan.sim import simulate as run_sim
+from pdplan.sim.deploy import parse_deployment
+from pdplan.workload.core import Workload
+
+__all__ = ["Cluster", "build_cluster", "simulate_deployment"]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A deployment built from names: its instances (real cost models, the engine's token
+    budgets, batch limits and KV pools), the model, the engine's Efficiency on the default
+    GPU, layout warnings (TP or a stage crossing nodes), and `config(**kw)` for the SimConfig
+    with the model's KV shape, `pdplan kv`'s link latency and the engine's TTFT overheads."""
+
+    instances: tuple[InstanceSpec, ...]
+    pools: tuple[Pool, ...]
+    model: ModelSpec
+    eff: Efficiency
+    kv_dtype: str
+    warnings: tuple[str, ...] = field(default=())
+
+    def config(self, **kw: Any) -> SimConfig:
+        """SimConfig of this cluster; kw (routing, preemption, seed, switches, SLOs, ...)
+        override the defaults, `instances` too (e.g. with prefix caches added)."""
+        grow, windows, state = self.model.kv_bytes_parts(self.kv_dtype)
+        base: dict[str, Any] = {
+            "instances": self.instances,
+            "kv_bytes_per_token": grow,
+            "kv_windows": windows,
+            "kv_state_bytes": state,
+            "kv_layers": self.model.num_layers,
+            "link_latency_s": KV_PATHS["nic"]["latency_s"],  # as `pdplan kv` (assumed 20 us)
+            "ttft_overhead_s": self.eff.ttft_overhead_s,  # as `accuracy --simulate` validates
+            "ttft_decode_steps": self.eff.ttft_decode_steps,
+            "handoff_s": self.eff.pd_handoff_s,
+        }
+        return SimConfig(**{**base, **kw})
+
+
+def build_cluster(
+    model: str,
+    gpu: str,
+    deployment: str,
+    engine: str = "vllm",
+    *,
+    weight_dtype: str | None = None,
+    kv_dtype: str = "bf16",
+    chunk: int | None = None,
+    max_batch: int | None = None,
+) -> Cluster:
+    """Instances of `deployment` ('tp4x2', '4P:tp4+8D:tp8', '@GPU' per pool) of `model` on
+    `gpu` served by `engine`. Every layout is checked on its GPU (TP must divide the heads,
+    ...) and must hold its weights (DoesNotFitError says by how much). chunk: a chunking
+    engine's mixed-step budget (vLLM, TensorRT-LLM), a prefill-first engine's prefill-step
+    cap (SGLang); max_batch: most running sequences per instance; else the engine's."""
+    m = get_model(model)
+    default = get_gpu(gpu)
+    hw = cache(lambda name: get_gpu(name) if name else default)
+    eff = get_efficiency(engine, default.name, default.hbm_gib)  # the engine's, on this GPU
+    warned: dict[str, None] = {}
+    pools = tuple(  # a pool on the default GPU by name runs on the same nodes as unnamed ones
+        replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default.name else p
+        for p in parse_deployment(deployment)
+    )
+    make = partial(_make, m, hw, engine, weight_dtype, kv_dtype, warned)
+    kw: dict[str, Any] = {}
+    if chunk and eff.chunked:
+        kw["chunk_budget"] = chunk  # else agg pools chunk at the engine's budget (x DP)
+    elif chunk:  # a prefill-first engine (SGLang): its prefill steps' token cap
+        kw["prefill_token_budget"] = chunk
+    if max_batch:
+        kw["max_batch"] = max_batch  # else the engine's max sequences (x DP ranks)
+    instances = build_instances(
+        list(pools),
+        make,
+        links=lambda on: _links(hw(on)),
+        kv_senders=partial(kv_shards, m),  # GPUs that carry one request's KV, as `pdplan kv`
+        chunked=eff.chunked,
+        **kw,
+    )
+    return Cluster(instances, pools, m, eff, kv_dtype, tuple(warned))
+
+
+def simulate_deployment(
+    model: str,
+    gpu: str,
+    deployment: str,
+    workload: Workload,
+    arrivals: Arrivals | None = None,
+    *,
+    engine: str = "vllm",
+    weight_dtype: str | None = None,
+    kv_dtype: str = "bf16",
+    **config: Any,
+) -> SimResult:
+    """Simulate `workload` on `deployment` of `model` on `gpu` with `engine`, as `pdplan
+    simulate` does; `config` goes to SimConfig (routing, preemption, seed, SLOs, ...)."""
+    cluster = build_cluster(
+        model, gpu, deployment, engine, weight_dtype=weight_dtype, kv_dtype=kv_dtype
+    )
+    return run_sim(cluster.config(**config), workload, arrivals)
+
+
+def _make(
+    m: ModelSpec,
+    hw: Any,
+    engine: str,
+    weight_dtype: str | None,
+    kv_dtype: str,
+    warned: dict[str, None],
+    role: str,
+    layout: Layout,
+    on: str | None = None,
+) -> tuple[CostModel, int]:
+    """(cost model, KV capacity tokens) of one pool's layout on its GPU; the layout's
+    warnings gathered once each."""
+    g = hw(on)
+    chk = require_valid(m, layout, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
+    for text in chk.warnings:
+        warned[f"layout {layout} on {g.name}: {text}"] = None
+    frac, of_free = engine_kv_memory(engine)
+    mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free)
+    return CostModel(m, g, layout, engine, weight_dtype, kv_dtype), int(mem.kv_capacity_tokens)
+
+
+def _links(g: Any) -> dict[str, float]:
+    """A GPU's KV link speeds as a transfer achieves them (line rate x KV_PATHS' efficiency,
+    assumed 0.85 NIC / 0.8 NVLink, as `pdplan kv`), B/s, and its NVLink domain size."""
+    return {
+        "nic_bytes_per_s": g.nic_bytes_per_s * KV_PATHS["nic"]["efficiency"],
+        "nvlink_bytes_per_s": g.scaleup_bytes_per_s * KV_PATHS["nvlink"]["efficiency"],
+        "gpus_per_node": g.scaleup_domain,
+    }
