@@ -220,7 +220,7 @@ def test_timeline_out_samples_every_instance(
     import numpy as np
 
     tl = np.genfromtxt(out, delimiter=",", names=True)
-    assert tl.dtype.names == ("t_s", "instance", "name", "queued", "running", "kv_tokens")
+    assert tl.dtype.names == ("t_s", "instance", "name", "state", "queued", "running", "kv_tokens")
     assert set(tl["instance"].astype(int)) == {0, 1} and (np.diff(tl["t_s"]) >= 0).all()
     for i in (0, 1):  # at most one sample per 2 s per instance
         assert (np.diff(tl["t_s"][tl["instance"] == i]) >= 2.0 - 1e-9).all()

@@ -48,3 +48,20 @@ def test_kv_link_utilisation_is_bytes_over_capacity() -> None:
     span = float(np.nanmax(res.columns["finish"]))  # s, the run (the last request leaves)
     for inst in res.summary()["instances"]:
         assert inst["kv_link_utilisation"] == pytest.approx(moved / (1e6 * span), rel=1e-6)
+
+
+def test_the_timeline_says_when_an_instance_switches_role() -> None:
+    from pdplan.sim import RoleSwitch
+
+    cfg = SimConfig(
+        instances=xpyd(2, 1),
+        switches=(RoleSwitch(2.0, 1, "decode"),),
+        switch_cost_s=1.0,
+        sample_interval_s=0.05,
+    )
+    res = simulate(cfg, lengths_workload(200, seed=3), Arrivals("poisson", rate=20.0))
+    tl = res.timeline_table()
+    mine = tl["instance"] == 1
+    states = list(dict.fromkeys(tl["state"][mine]))  # in order of first appearance
+    assert states[0] == "prefill" and states[-1] == "decode" and "switching" in states
+    assert set(tl["name"][mine]) == {res.summary()["instances"][1]["name"]}

@@ -68,7 +68,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
 def _inst_stats(
     inst: Any, total: float, waiting: float, decoding: float, link: float
 ) -> dict[str, Any]:
-    s = np.array(inst.samples, dtype=np.float64).reshape(-1, 4)  # (t, queued, running, kv)
+    s = np.array(inst.samples, dtype=np.float64).reshape(-1, 5)  # (t, queued, run, kv, state)
     return {
         "index": inst.idx,
         "name": inst.spec.name,

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Instance", "steps_within"]
 
+_ROLE_CODE = {"agg": 0, "prefill": 1, "decode": 2}  # sim.metrics.SAMPLE_STATES indices
+
 
 class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMixin):
     """State and scheduler of one instance. Decode steps are counted by K; between events the
@@ -80,7 +82,9 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         self._affine: dict[int, tuple[float, float]] = {}
         # per-sequence context where the model's decode step changes slope (DSA top-k), or 0
         self._kink = int(getattr(spec.step_model, "decode_kink", 0) or 0)
-        self.samples = array("d")  # flat (t, queued, running, kv_used) every sample_interval_s
+        # flat (t, queued, running, kv_used, state) every sample_interval_s; state: an index of
+        # sim.metrics.SAMPLE_STATES (the role, or draining / switching for a role switch)
+        self.samples = array("d")
 
     def _bind(self, sim: Simulator) -> None:
         """Settings, shared objects and bound methods cached for the hot paths."""
@@ -170,7 +174,8 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         if self.in_run and self.busy and b and now > self.tK:
             c = self.run_c
             kv += b * min(self.run_n, steps_within(now - self.tK, self.run_a, c * b, c * self.C))
-        self.samples.extend((now, max(0, len(self.pq) - pf) + len(self.jq), run, kv))
+        state = 4 if self.offline else 3 if self.draining else _ROLE_CODE[self.role]
+        self.samples.extend((now, max(0, len(self.pq) - pf) + len(self.jq), run, kv, state))
 
     # ---- prefill ---------------------------------------------------------------------------
     def _take_prompts(self, budget: int, chunk: bool, max_seqs: int) -> list[tuple[int, int, int]]:

@@ -10,7 +10,7 @@ import numpy as np
 from pdplan.sim.runs import RunLog
 from pdplan.sim.state import DONE, STATE_NAMES
 
-__all__ = ["QUANTILES", "SimResult", "percentiles"]
+__all__ = ["QUANTILES", "SAMPLE_STATES", "SimResult", "percentiles"]
 
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999}
 
@@ -22,6 +22,10 @@ def percentiles(x: np.ndarray) -> dict[str, float]:
         return {"mean": float("nan"), **{k: float("nan") for k in QUANTILES}}
     q = np.quantile(x, list(QUANTILES.values()))
     return {"mean": float(x.mean()), **{k: float(v) for k, v in zip(QUANTILES, q, strict=True)}}
+
+
+# a timeline sample's instance state, by the code Instance.sample records
+SAMPLE_STATES = ("agg", "prefill", "decode", "draining", "switching")
 
 
 @dataclass
@@ -151,24 +155,26 @@ class SimResult:
 
     def timeline_table(self) -> dict[str, np.ndarray]:
         """Every instance's samples, by time: t_s, instance (index in the summary's
-        `instances`), name (e.g. prefill0:tp4), queued (requests waiting there: prompts to
-        prefill, and on a decode instance those waiting for a slot), running (sequences in its
-        batch), kv_tokens (KV slots in use). Samples are taken at step boundaries, at most one
-        per SimConfig.sample_interval_s; an idle instance records none."""
+        `instances`), name (e.g. prefill0:tp4, its name at the start), state (its role then,
+        or draining / switching during a role switch: SAMPLE_STATES), queued (requests
+        waiting there: prompts to prefill, and on a decode instance those waiting for a slot),
+        running (sequences in its batch), kv_tokens (KV slots in use). Every instance is
+        sampled every SimConfig.sample_interval_s."""
         parts = [
             (np.full(len(i["timeline"]), i["index"]), i["timeline"])
             for i in self.instances
             if len(i["timeline"])
         ]
         if not parts:
-            keys = ("t_s", "instance", "name", "queued", "running", "kv_tokens")
-            return {k: np.zeros(0, dtype=object if k == "name" else float) for k in keys}
+            keys = ("t_s", "instance", "name", "state", "queued", "running", "kv_tokens")
+            return {k: np.zeros(0, dtype=object if k in ("name", "state") else float) for k in keys}
         idx = np.concatenate([p[0] for p in parts])
         s = np.concatenate([p[1] for p in parts])
         order = np.argsort(s[:, 0], kind="stable")
         s, idx = s[order], idx[order]
-        return {"t_s": s[:, 0], "instance": idx, "name": self._names()[idx], "queued": s[:, 1],
-                "running": s[:, 2], "kv_tokens": s[:, 3]}  # fmt: skip
+        state = np.array(SAMPLE_STATES, dtype=object)[s[:, 4].astype(np.int64)]
+        return {"t_s": s[:, 0], "instance": idx, "name": self._names()[idx], "state": state,
+                "queued": s[:, 1], "running": s[:, 2], "kv_tokens": s[:, 3]}  # fmt: skip
 
     def _names(self) -> np.ndarray:
         """Instance names by index, then '' (so that index -1, no instance, reads '')."""
