@@ -39,3 +39,9 @@ def test_build_cluster_takes_the_engines_defaults_and_gathers_warnings() -> None
 def test_an_impossible_layout_is_a_named_error() -> None:
     with pytest.raises(ConfigError, match="does not divide"):
         build_cluster("llama-3.1-70b", "h100", "tp3")
+
+
+def test_an_unknown_simulator_option_is_a_named_error() -> None:
+    wl = synthesize(n=10, rate=1.0)
+    with pytest.raises(ConfigError, match=r"unknown SimConfig option.*bogus"):
+        simulate_deployment("llama-3.1-8b", "h100", "tp1", wl, bogus=1)

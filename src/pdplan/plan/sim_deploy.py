@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cache, partial
 from typing import Any
 
 from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.catalog.models import get_model
+from pdplan.errors import ConfigError
 from pdplan.parallel import require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
@@ -52,6 +53,9 @@ class Cluster:
             "ttft_decode_steps": self.eff.ttft_decode_steps,
             "handoff_s": self.eff.pd_handoff_s,
         }
+        unknown = sorted(set(kw) - {f.name for f in fields(SimConfig)})
+        if unknown:
+            raise ConfigError(f"unknown SimConfig option(s) {', '.join(unknown)}")
         return SimConfig(**{**base, **kw})
 
 
