@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -12,6 +11,7 @@ from typing import Protocol
 from pdplan.errors import ConfigError
 from pdplan.perf.step import StepModel
 from pdplan.sim.checks import check_instance, check_numbers, check_role_switch, check_switch
+from pdplan.sim.kv_shape import fill_kv_shape
 
 __all__ = [
     "PREEMPTION_MODES",
@@ -189,7 +189,7 @@ class SimConfig:
                 object.__setattr__(self, name, tuple(getattr(self, name)))
         check_numbers(self)
         object.__setattr__(self, "seed", int(self.seed))  # numpy ints: random.Random wants int
-        _fill_kv_shape(self)
+        fill_kv_shape(self)
         if not (self.ttft_overhead_s >= 0 and self.handoff_s >= 0):
             raise ConfigError(
                 f"ttft_overhead_s={self.ttft_overhead_s} and handoff_s={self.handoff_s} "
@@ -232,30 +232,6 @@ class SimConfig:
         return b
 
 
-def _fill_kv_shape(cfg: SimConfig) -> None:
-    """Fill unset KV parts / layers from the instances' model, then refuse bad ones."""
-    a, windows, state, layers = _kv_shape(cfg.instances)
-    if not (cfg.kv_bytes_per_token or cfg.kv_windows or cfg.kv_state_bytes):
-        object.__setattr__(cfg, "kv_bytes_per_token", a)
-        object.__setattr__(cfg, "kv_windows", windows)
-        object.__setattr__(cfg, "kv_state_bytes", state)
-    if not cfg.kv_layers:
-        object.__setattr__(cfg, "kv_layers", layers)
-    object.__setattr__(cfg, "kv_windows", tuple((int(w), float(b)) for w, b in cfg.kv_windows))
-    bad_window = any(not (w >= 1 and b >= 0 and math.isfinite(b)) for w, b in cfg.kv_windows)
-    if bad_window or not (cfg.kv_state_bytes >= 0 and math.isfinite(cfg.kv_state_bytes)):
-        raise ConfigError(
-            f"kv_windows={cfg.kv_windows} need windows >= 1 token and B/token >= 0, "
-            f"kv_state_bytes={cfg.kv_state_bytes} B >= 0"
-        )
-    if not (cfg.kv_bytes_per_token >= 0 and cfg.kv_bytes(1) > 0 and cfg.kv_layers >= 1):
-        raise ConfigError(
-            f"kv_bytes_per_token={cfg.kv_bytes_per_token} B must be >= 0, a token's KV "
-            f"({cfg.kv_bytes(1)} B with windows and state) positive and kv_layers="
-            f"{cfg.kv_layers} >= 1"
-        )
-
-
 def _switch_roles(cfg: SimConfig) -> set[str]:
     return {s.role for s in cfg.switches}
 
@@ -285,23 +261,3 @@ def _check_switch_schedule(cfg: SimConfig) -> None:
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
     if value not in allowed:
         raise ConfigError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")
-
-
-# Without a cost model to ask (a bare StepModel): Llama-3.1-70B at BF16, 2 (K, V) x 80 layers x
-# 8 KV heads x 128 dims x 2 B = 327,680 B per token (meta-llama/Llama-3.1-70B config.json).
-_FALLBACK_KV: tuple[float, tuple[tuple[int, float], ...], float, int] = (327_680.0, (), 0.0, 80)
-
-
-def _kv_shape(
-    instances: tuple[InstanceSpec, ...],
-) -> tuple[float, tuple[tuple[int, float], ...], float, int]:
-    """(growing KV B/token, windows, fixed state B, layers) of the first instance's model at
-    its KV dtype (ModelSpec.kv_bytes_parts), when its step model is a cost model (has .model
-    and .kv_dtype); else the Llama-3.1-70B fallback."""
-    for inst in instances:
-        model = getattr(inst.step_model, "model", None)
-        kv_dtype = getattr(inst.step_model, "kv_dtype", None)
-        if model is not None and kv_dtype is not None:
-            a, windows, state = model.kv_bytes_parts(kv_dtype)
-            return float(a), windows, float(state), int(model.num_layers)
-    return _FALLBACK_KV
