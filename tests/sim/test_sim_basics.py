@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -49,7 +51,10 @@ def test_disaggregated_ttft_includes_transfer_and_first_decode_step() -> None:
 
 def test_same_node_uses_nvlink() -> None:
     res = simulate(_disagg(same_node=True), _one([100], [5], [0.0]))
-    assert res.metric("xfer")[0] == pytest.approx(0.01 + 0.001)  # 1e5 B at 1e7 B/s
+    # 1e5 B at 1e7 B/s + NVLink's own latency (SimConfig default 10 us), not the NIC's 1 ms
+    assert res.metric("xfer")[0] == pytest.approx(0.01 + 10e-6)
+    cfg = replace(_disagg(same_node=True), nvlink_latency_s=0.002)
+    assert simulate(cfg, _one([100], [5], [0.0])).metric("xfer")[0] == pytest.approx(0.012)
 
 
 def test_concurrent_transfers_share_the_link() -> None:

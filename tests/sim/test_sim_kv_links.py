@@ -67,15 +67,34 @@ def test_the_cap_inside_a_node_is_nvlink() -> None:
 def test_layerwise_last_layer_takes_the_transfers_path(node: int, senders: int, bw: float) -> None:
     """Layer-wise: the body overlaps the 1.01 s prefill of 10,000 tokens; only the last of
     80 layers trails it, over the path the transfer uses (NVLink when P and D share a node,
-    not the NIC) at its senders' rate: 1e10 / 80 B / bw + latency."""
+    not the NIC) at its senders' rate and with that path's latency: 1e10 / 80 B / bw + 3 us
+    (NVLink) or 10 us (NIC)."""
     cfg = _cfg(
         _spec("prefill", 0, senders),
         _spec("decode", node, senders),
         transfer_mode="layerwise",
         kv_layers=80,
+        nvlink_latency_s=3e-6,
     )
     res = simulate(cfg, _wl(1, 10_000))
-    assert res.metric("xfer")[0] == pytest.approx(1e10 / 80 / bw + 1e-5)
+    assert res.metric("xfer")[0] == pytest.approx(1e10 / 80 / bw + (3e-6 if node == 0 else 1e-5))
+
+
+def test_each_path_pays_its_own_latency() -> None:
+    """Two transfers at once from one prefill instance: to a decode on its node (NVLink, 1 ms
+    latency here) and to one on another node (NIC, 5 ms); each ends after its own."""
+    cfg = _cfg(
+        _spec("prefill", 0, 8),
+        _spec("decode", 0, 8),
+        _spec("decode", 1, 8),
+        link_latency_s=5e-3,
+        nvlink_latency_s=1e-3,
+        pairing="round_robin",
+    )
+    res = simulate(cfg, _wl(2))  # one prefill step of both prompts, then one transfer each
+    xfer = sorted(res.metric("xfer"))
+    assert xfer[0] == pytest.approx(1e9 / (8 * NVL) + 1e-3)
+    assert xfer[1] == pytest.approx(1e9 / (8 * NIC) + 5e-3)
 
 
 def test_kv_senders_is_validated() -> None:

@@ -49,6 +49,7 @@ class Cluster:
             "kv_state_bytes": state,
             "kv_layers": self.model.num_layers,
             "link_latency_s": KV_PATHS["nic"]["latency_s"],  # as `pdplan kv` (assumed 20 us)
+            "nvlink_latency_s": KV_PATHS["nvlink"]["latency_s"],  # likewise (assumed 10 us)
             "ttft_overhead_s": self.eff.ttft_overhead_s,  # as `accuracy --simulate` validates
             "ttft_decode_steps": self.eff.ttft_decode_steps,
             "handoff_s": self.eff.pd_handoff_s,

@@ -107,8 +107,8 @@ def check_numbers(cfg: SimConfig) -> None:
 
 # SimConfig fields that are finite numbers >= 0 (s, s/token, B, steps)
 _FINITE = (
-    "link_latency_s", "switch_cost_s", "frontend_s", "frontend_token_s", "ttft_overhead_s",
-    "ttft_decode_steps", "handoff_s", "kv_bytes_per_token", "kv_state_bytes",
+    "link_latency_s", "nvlink_latency_s", "switch_cost_s", "frontend_s", "frontend_token_s",
+    "ttft_overhead_s", "ttft_decode_steps", "handoff_s", "kv_bytes_per_token", "kv_state_bytes",
 )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from pdplan.sim.engine import Instance
 from pdplan.sim.handoff import HandoffMixin
 from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, PRIO_SAMPLE, EventLoop
 from pdplan.sim.network import Network
-from pdplan.sim.routing import Router, least_loaded
+from pdplan.sim.routing import Router
 from pdplan.sim.runs import RunLog
 from pdplan.sim.state import DONE, DROPPED, RUNNING, Requests
 from pdplan.sim.switching import SwitchingMixin
@@ -179,11 +179,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
         if self._hashes or not self._least_route:
             self._route(rid)
             return None
-        inst = cands[0]  # _route + least_loaded + submit_prefill, inlined (plain routing)
-        low = inst.outstanding
-        for c in cands:
-            if c.outstanding < low:
-                inst, low = c, c.outstanding
+        inst = self.router.least(cands)  # _route + submit_prefill, inlined (plain routing)
         if i > inst.cap:
             return self._drop(rid, "prompt exceeds the prefill instance's KV capacity")
         r.p_inst[rid] = inst.idx
@@ -208,7 +204,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
             hashes = self.wl.hashes(rid).tolist()
             inst = self.router.choose(self.p_cands, hashes)
         elif self._least_route:
-            hashes, inst = (), least_loaded(self.p_cands)
+            hashes, inst = (), self.router.least(self.p_cands)
         else:
             hashes, inst = (), self.router.choose(self.p_cands)
         if inp > inst.cap:

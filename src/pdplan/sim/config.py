@@ -127,8 +127,9 @@ class SimConfig:
     routing: how a request picks its prefill / agg instance; pairing: how a finished prefill
         picks its decode instance (separate policies, as in SGLang's router).
     transfer_mode: "after" (KV moves once prefill completes) or "layerwise" (overlapped).
-    link_latency_s: one-way latency added to every KV transfer, s (RDMA ~ 10 us; `pdplan
-        simulate` passes perf.kv_transfer.KV_PATHS' NIC latency, 20 us).
+    link_latency_s / nvlink_latency_s: one-way latency added to a KV transfer between nodes
+        (NICs) / inside one node (NVLink), s (`pdplan simulate` passes perf.kv_transfer.KV_PATHS'
+        20 / 10 us, as `pdplan kv` times them).
     preemption: what a decode/agg instance does when KV runs out mid-generation: "recompute"
         (prefill prompt + output again) or "swap" (KV to host and back, KV bytes / PCIe B/s
         each way; the copies block the instance, as in vLLM: sim.preempt.PreemptMixin).
@@ -164,6 +165,7 @@ class SimConfig:
     pairing: str = "least_tokens"
     transfer_mode: str = "after"
     link_latency_s: float = 10e-6  # RDMA one-way ~10 us (order of magnitude, IB NDR)
+    nvlink_latency_s: float = 10e-6  # NVLink copy + completion notice, ~10 us (assumed)
     preemption: str = "recompute"
     exact: bool = False
     ttft_slo_s: float = 2.0

@@ -49,11 +49,7 @@ class HandoffMixin:
             self._parked[rid] = None  # waits, holding its KV on p, for a decode instance
             return
         if self._least_pair:
-            d = cands[0]  # least_loaded, inlined
-            low = d.outstanding
-            for c in cands:
-                if c.outstanding < low:
-                    d, low = c, c.outstanding
+            d = self.pairer.least(cands)
         else:
             d = self.pairer.choose(cands, near=p)
         r.d_inst[rid] = d.idx
@@ -105,9 +101,10 @@ class HandoffMixin:
         if nb:  # the last layer's KV can only leave after the prefill ends
             last = self.cfg.kv_bytes(r.ctx0[rid]) / self.cfg.kv_layers  # one layer's share, B
             # over the transfer's own path (NVLink inside a node) and senders, B / (B/s)
-            end = nb + last / self.net.lone_rate(p, d)
+            _, _, rate, lat = self.net.path(p, d)  # its lone rate, B/s, and latency, s
+            end = nb + last / rate
             if end > t_bytes:
-                t = end + self.cfg.link_latency_s
+                t = end + lat
         else:
             nb = r.pf_end[rid]
         s = r.xfer_start[rid]  # admitted by d then; before, it waited for a decode slot

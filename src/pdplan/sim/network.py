@@ -32,9 +32,10 @@ class Link:
 class Transfer:
     """One request's KV moving from a prefill to a decode instance. `t_end`: when its last
     byte leaves at the current rate, s (it completes one link latency later). `cap`: the most
-    its own sending / receiving GPUs move, B/s (Network.lone_rate)."""
+    its own sending / receiving GPUs move, B/s (Network.lone_rate); `lat`: its path's one-way
+    latency, s (NVLink inside a node, NICs between nodes)."""
 
-    __slots__ = ("cap", "dst", "l0", "l1", "last", "left", "rate", "rid", "src", "t_end")
+    __slots__ = ("cap", "dst", "l0", "l1", "last", "lat", "left", "rate", "rid", "src", "t_end")
 
     def __init__(
         self,
@@ -43,11 +44,11 @@ class Transfer:
         dst: Instance,
         nbytes: float,
         now: float,
-        path: tuple[Link, Link, float],
+        path: tuple[Link, Link, float, float],
     ) -> None:
         self.rid, self.src, self.dst = rid, src, dst
         self.left, self.last = nbytes, now
-        self.l0, self.l1, self.cap = path
+        self.l0, self.l1, self.cap, self.lat = path
         self.rate = 0.0
         self.t_end = _INF
 
@@ -64,18 +65,19 @@ class Network:
     transfers on that link)): an equal-share approximation of max-min fairness; the share a
     capped transfer leaves unused is not handed to the others on its links.
 
-    One event is armed for the whole network, at the earliest completion (last byte + link
-    latency); rate changes only move it. During its latency a finished transfer still counts
-    on its links (an error of at most one latency, ~10 us, on the shares of transfers
+    One event is armed for the whole network, at the earliest completion (last byte + its
+    path's latency: SimConfig.nvlink_latency_s inside a node, link_latency_s between nodes);
+    rate changes only move it. During its latency a finished transfer still counts on its
+    links (an error of at most one latency, ~10-20 us, on the shares of transfers
     overlapping it). While held (a prefill batch handing off several prompts at one instant,
     or completions being processed) starts are reshared once, at flush()."""
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
         self._links: dict[tuple[str, int], Link] = {}
-        self._pairs: dict[tuple[int, int], tuple[Link, Link, float]] = {}  # -> links, cap
+        # (src, dst) -> egress link, ingress link, cap B/s, latency s
+        self._pairs: dict[tuple[int, int], tuple[Link, Link, float, float]] = {}
         self.transfers: dict[Transfer, None] = {}
-        self.latency = sim.cfg.link_latency_s
         self._held = 0
         self._dirty: dict[Link, None] = {}
         self._armed, self._ver = _INF, 0
@@ -86,10 +88,10 @@ class Network:
     def active(self) -> int:
         return len(self.transfers)
 
-    def path(self, src: Instance, dst: Instance) -> tuple[Link, Link, float]:
-        """(egress link, ingress link, cap B/s) of a src -> dst transfer: NVLink inside one
-        node, NICs otherwise; cap = what the two ends' KV-carrying GPUs move at most (the rate
-        of the transfer alone on its links)."""
+    def path(self, src: Instance, dst: Instance) -> tuple[Link, Link, float, float]:
+        """(egress link, ingress link, cap B/s, latency s) of a src -> dst transfer: NVLink
+        inside one node, NICs otherwise; cap = what the two ends' KV-carrying GPUs move at most
+        (the rate of the transfer alone on its links)."""
         key = (src.idx, dst.idx)
         pair = self._pairs.get(key)
         if pair is None:
@@ -97,11 +99,13 @@ class Network:
             if a.node == b.node:
                 l0, l1 = self._link("nvl_out", src), self._link("nvl_in", dst)
                 cap = min(a.senders * a.nvlink_bytes_per_s, b.senders * b.nvlink_bytes_per_s)
+                lat = self.sim.cfg.nvlink_latency_s
             else:
                 l0, l1 = self._link("nic_out", src), self._link("nic_in", dst)
                 cap = min(a.senders * a.nic_bytes_per_s, b.senders * b.nic_bytes_per_s)
+                lat = self.sim.cfg.link_latency_s
             # senders <= gpus, so cap <= both links' bw already; min() keeps that true anyway
-            pair = self._pairs[key] = (l0, l1, min(cap, l0.bw, l1.bw))
+            pair = self._pairs[key] = (l0, l1, min(cap, l0.bw, l1.bw), lat)
         return pair
 
     def utilisation(self, idx: int, total_s: float) -> float:
@@ -148,7 +152,7 @@ class Network:
         pair = self._pairs.get((src.idx, dst.idx)) or self.path(src, dst)
         tr = _new(Transfer)  # Transfer(rid, src, dst, nbytes, now, pair) without __init__
         tr.rid, tr.src, tr.dst, tr.left, tr.last = rid, src, dst, nbytes, now
-        tr.l0, tr.l1, tr.cap = l0, l1, cap = pair
+        tr.l0, tr.l1, tr.cap, tr.lat = l0, l1, cap, lat = pair
         l0.moved += nbytes
         l1.moved += nbytes
         self.transfers[tr] = None
@@ -159,7 +163,7 @@ class Network:
             if self._held:
                 self._changed = True
                 return
-            t = tr.t_end + self.latency
+            t = tr.t_end + lat
             if t < self._armed:  # _arm, inlined: the new transfer is the earliest
                 self._armed = t
                 self._ver += 1
@@ -180,9 +184,8 @@ class Network:
         self._changed = False
         t = _INF
         for tr in self.transfers:
-            if tr.t_end < t:
-                t = tr.t_end
-        t += self.latency
+            if tr.t_end + tr.lat < t:
+                t = tr.t_end + tr.lat
         if t != self._armed and t < _INF:  # t >= now: a transfer ends now or later
             self._armed = t
             self._ver += 1
@@ -191,15 +194,15 @@ class Network:
     def _fire(self, ver: int) -> None:
         if ver != self._ver:
             return
-        now, lat = self.sim.loop.now, self.latency
+        now = self.sim.loop.now
         self._armed = _INF
         transfers = self.transfers
         if len(transfers) == 1:  # the usual lone transfer: no scan
             done = list(transfers)
-            if done[0].t_end + lat > now:
+            if done[0].t_end + done[0].lat > now:
                 done = []
         else:
-            done = [tr for tr in transfers if tr.t_end + lat <= now]
+            done = [tr for tr in transfers if tr.t_end + tr.lat <= now]
         self._held += 1  # deliveries may start transfers: reshare and re-arm once, below
         dirty = self._dirty
         for tr in done:

@@ -18,12 +18,25 @@ AFFINITY_SLACK_TOKENS = 32768
 
 
 class Router:
-    """Stateful chooser (round-robin counter, seeded RNG for power-of-two choices)."""
+    """Stateful chooser (round-robin counter, seeded RNG for power-of-two choices, and a
+    rotating start that spreads least-loaded ties)."""
 
     def __init__(self, policy: str, seed: int) -> None:
         self.policy = policy
         self._rr = 0
+        self._tie = 0  # where the next least-loaded scan starts
         self._rng = random.Random(seed)
+
+    def least(self, cands: Sequence[Instance]) -> Instance:
+        """The least-loaded of cands; ties go to each in turn (the scan's start rotates), so
+        idle instances share a light load as a router that breaks ties at random would
+        spread it (Dynamo's KV router, llm-d's scorers), deterministically."""
+        n = len(cands)
+        s = self._tie
+        if s >= n:
+            s = 0
+        self._tie = s + 1
+        return least_loaded(cands, s)
 
     def choose(
         self, cands: Sequence[Instance], hashes: Sequence[int] = (), near: Instance | None = None
@@ -34,7 +47,7 @@ class Router:
         if len(cands) == 1:
             return cands[0]
         if p == "least_tokens":
-            return least_loaded(cands)
+            return self.least(cands)
         if p == "round_robin":  # the first request goes to the first candidate
             i = self._rr
             self._rr = i + 1
@@ -48,20 +61,25 @@ class Router:
         if p == "local" and near is not None:
             same = [c for c in cands if c.spec.node == near.spec.node]
             if same:
-                return least_loaded(same)
-        return least_loaded(cands)
+                return self.least(same)
+        return self.least(cands)
 
 
 def _load(inst: Instance) -> int:
     return inst.outstanding
 
 
-def least_loaded(cands: Sequence[Instance]) -> Instance:
-    """The first instance with the fewest outstanding tokens (= min(cands, key=_load), but
-    a plain loop is ~2x faster than min() with a key for a handful of candidates)."""
-    best = cands[0]
+def least_loaded(cands: Sequence[Instance], start: int = 0) -> Instance:
+    """The instance with the fewest outstanding tokens, the first such from cands[start]
+    on, wrapping (= min(cands, key=_load) for start 0, but a plain loop is ~2x faster than
+    min() with a key for a handful of candidates)."""
+    best = cands[start]
     low = best.outstanding
-    for c in cands:
+    for c in cands[start:] if start else cands:
+        o = c.outstanding
+        if o < low:
+            best, low = c, o
+    for c in cands[:start]:
         o = c.outstanding
         if o < low:
             best, low = c, o
