@@ -11,7 +11,7 @@ from pdplan.errors import ConfigError, InputError
 
 from ._common import warn
 
-__all__ = ["check_outputs", "check_roles", "preemption_note"]
+__all__ = ["check_outputs", "check_roles", "locality_note", "preemption_note"]
 
 # engines that preempt only by recompute: vLLM V1 (no swap space since V1's scheduler) and
 # SGLang (retracts requests and recomputes them); TensorRT-LLM can offload KV to host memory
@@ -29,7 +29,11 @@ def check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
     if instances[0].role == "agg":
         moot = [
             f"--{k} {o[k]}"
-            for k, default in (("transfer", "after"), ("pairing", "least_tokens"))
+            for k, default in (
+                ("transfer", "after"),
+                ("pairing", "least_tokens"),
+                ("placement", "packed"),
+            )
             if o[k] != default
         ]
         if o["switch"]:
@@ -37,10 +41,31 @@ def check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
         if moot:
             raise ConfigError(
                 f"{', '.join(moot)}: only a disaggregated deployment (xPyD, e.g. "
-                "'1P:tp4+2D:tp4') has KV transfers, P->D pairing and prefill/decode roles"
+                "'1P:tp4+2D:tp4') has KV transfers, P->D pairing, P/D placement and "
+                "prefill/decode roles"
             )
     if o["routing"] == "prefix" and o["prefix_cache"].strip().lower() == "off":
         raise ConfigError("--routing prefix routes by prefix-cache hits: add --prefix-cache auto")
+
+
+def locality_note(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
+    """--pairing local with no prefill instance on a decode instance's node: say it falls
+    back to least_tokens and every transfer crosses the NICs."""
+    if o["pairing"] != "local":
+        return
+    p_nodes = {i.node for i in instances if i.role == "prefill"}
+    if p_nodes & {i.node for i in instances if i.role == "decode"}:
+        return
+    hint = (
+        "add --placement mixed"
+        if o["placement"] == "packed"
+        else "the instances are too large to share a node"
+    )
+    warn(
+        f"--pairing local: no prefill instance shares a node with a decode instance "
+        f"(--placement {o['placement']}), so it pairs as least_tokens and every KV transfer "
+        f"crosses the NICs; {hint}"
+    )
 
 
 def check_outputs(o: dict[str, Any], workload: str = "") -> None:

@@ -10,7 +10,7 @@ from pdplan.errors import ConfigError
 from pdplan.sim import SimConfig, SimResult, simulate
 
 from ._common import console, context_warning, warn
-from ._simulate_checks import check_outputs, check_roles, preemption_note
+from ._simulate_checks import check_outputs, check_roles, locality_note, preemption_note
 from ._simulate_report import overload_warning, show, write
 from ._simulate_setup import prefix_caches, switches
 from ._simulate_workload import workload as workload_of
@@ -25,6 +25,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     cluster = build_cluster(
         model, gpu, deployment, o["engine"], weight_dtype=o["weight_dtype"],
         kv_dtype=o["kv_dtype"], chunk=o["chunk"], max_batch=o["max_batch"],
+        placement=o["placement"],
     )  # fmt: skip
     for text in cluster.warnings:
         warn(text)
@@ -33,6 +34,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
     wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"])
     check_roles(cluster.instances, o)
+    locality_note(cluster.instances, o)
     res = _simulate(_config(cluster, wl, o), wl, arrivals, o["as_json"])
     if res.n_requests == 0:
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
@@ -154,6 +156,12 @@ def register(app: typer.Typer) -> None:
             "local (the least-loaded decode instance on the prefill's node, KV over NVLink; "
             "else least_tokens)",
         ),
+        placement: str = typer.Option(
+            "packed",
+            "--placement",
+            help="instances on nodes: packed (pool after pool) or mixed (prefill and decode "
+            "instances interleaved on the nodes, for --pairing local)",
+        ),
         transfer: str = typer.Option(
             "after", "--transfer", help="KV transfer: after (prefill done) or layerwise"
         ),
@@ -235,6 +243,6 @@ def register(app: typer.Typer) -> None:
             "prefix_cache": prefix_cache, "switch": switch, "switch_cost": switch_cost,
             "timeline_out": timeline_out, "sample_interval": sample_interval, "rate": rate,
             "clients": clients, "fmt": fmt, "mapping": mapping, "skip_bad": skip_bad,
-            "seed": seed,
+            "seed": seed, "placement": placement,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)

@@ -70,12 +70,15 @@ def build_cluster(
     kv_dtype: str = "bf16",
     chunk: int | None = None,
     max_batch: int | None = None,
+    placement: str = "packed",
 ) -> Cluster:
     """Instances of `deployment` ('tp4x2', '4P:tp4+8D:tp8', '@GPU' per pool) of `model` on
     `gpu` served by `engine`. Every layout is checked on its GPU (TP must divide the heads,
     ...) and must hold its weights (DoesNotFitError says by how much). chunk: a chunking
     engine's mixed-step budget (vLLM, TensorRT-LLM), a prefill-first engine's prefill-step
-    cap (SGLang); max_batch: most running sequences per instance; else the engine's."""
+    cap (SGLang); max_batch: most running sequences per instance; else the engine's;
+    placement: "packed" (pool after pool on the nodes) or "mixed" (P and D share nodes, so a
+    local pairing moves KV over NVLink; sim.placement)."""
     m = get_model(model)
     default = get_gpu(gpu)
     hw = cache(lambda name: get_gpu(name) if name else default)
@@ -99,6 +102,7 @@ def build_cluster(
         links=lambda on: _links(hw(on)),
         kv_senders=partial(kv_shards, m),  # GPUs that carry one request's KV, as `pdplan kv`
         chunked=eff.chunked,
+        placement=placement,
         **kw,
     )
     return Cluster(instances, pools, m, eff, kv_dtype, tuple(warned))
@@ -114,13 +118,15 @@ def simulate_deployment(
     engine: str = "vllm",
     weight_dtype: str | None = None,
     kv_dtype: str = "bf16",
+    placement: str = "packed",
     **config: Any,
 ) -> SimResult:
     """Simulate `workload` on `deployment` of `model` on `gpu` with `engine`, as `pdplan
     simulate` does; `config` goes to SimConfig (routing, preemption, seed, SLOs, ...)."""
     cluster = build_cluster(
-        model, gpu, deployment, engine, weight_dtype=weight_dtype, kv_dtype=kv_dtype
-    )
+        model, gpu, deployment, engine, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+        placement=placement,
+    )  # fmt: skip
     return run_sim(cluster.config(**config), workload, arrivals)
 
 

@@ -12,6 +12,7 @@ from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.step import StepModel
 from pdplan.sim.config import InstanceSpec
+from pdplan.sim.placement import place
 
 __all__ = ["Pool", "build_instances", "layout_syntax_error", "parse_deployment"]
 
@@ -203,10 +204,12 @@ def build_instances(
     links: Callable[[str | None], Mapping[str, float]] | None = None,
     kv_senders: Callable[[Layout], int] | None = None,
     chunked: bool = False,
+    placement: str = "packed",
     **spec_kw: object,
 ) -> tuple[InstanceSpec, ...]:
-    """Instances in pool order, packed onto NVLink nodes (an instance never straddles a node
-    unless it is larger than one; a pool on other hardware starts a new node).
+    """Instances in pool order, on NVLink nodes as `placement` puts them (sim.placement:
+    "packed" pool after pool, "mixed" the roles interleaved so P and D share nodes; an
+    instance never straddles a node unless it is larger than one; other hardware, other nodes).
 
     make(role, layout, gpu) -> (step model, KV capacity tokens), gpu = the pool's '@GPU' or
     None. links(gpu) -> that GPU's InstanceSpec link speeds (nic_bytes_per_s, ...) and
@@ -217,8 +220,8 @@ def build_instances(
     there, a step model's step_token_budget / max_running (perf.CostModel: the engine's
     defaults, per attention-DP rank) set them, and with `chunked` (the engine mixes prompt
     chunks into decode steps) an aggregated pool's chunk budget is its step_token_budget."""
-    out: list[InstanceSpec] = []
-    nodes = _Nodes()
+    todo: list[dict[str, object]] = []  # InstanceSpec keywords of each instance, but its node
+    items: list[tuple[str | None, int, str, int]] = []  # (hardware, GPUs, role, per node)
     per_role: dict[str, int] = {}
     for pool in pools:
         model, cap = make(pool.role, pool.layout, pool.gpu)
@@ -231,36 +234,14 @@ def build_instances(
         g = pool.layout.gpus
         for _ in range(pool.count):
             k = per_role[pool.role] = per_role.get(pool.role, -1) + 1
-            out.append(
-                InstanceSpec(
-                    role=pool.role,
-                    step_model=model,
-                    kv_capacity_tokens=cap,
-                    node=nodes.place(pool.gpu, g, per_node),
-                    gpus=g,
-                    name=f"{pool.role}{k}:{pool.layout}" + (f"@{pool.gpu}" if pool.gpu else ""),
-                    **kw,
-                )
-            )  # type: ignore[arg-type]
-    return tuple(out)
-
-
-class _Nodes:
-    """Packs instances onto NVLink nodes in order: an instance never straddles a node unless
-    it is larger than one, and an instance on other hardware starts a new node."""
-
-    def __init__(self) -> None:
-        self.node, self.used, self.hw = 0, 0, ""
-
-    def place(self, hw: str | None, gpus: int, per_node: int) -> int:
-        """The node of the next instance of `gpus` GPUs on hardware `hw`."""
-        if self.used and (hw != self.hw or self.used + gpus > per_node):
-            self.node, self.used = self.node + 1, 0
-        self.hw, node = hw, self.node
-        self.used += gpus
-        if self.used >= per_node:
-            self.node, self.used = self.node + self.used // per_node, 0
-        return node
+            name = f"{pool.role}{k}:{pool.layout}" + (f"@{pool.gpu}" if pool.gpu else "")
+            todo.append(
+                {"role": pool.role, "step_model": model, "kv_capacity_tokens": cap, "gpus": g}
+                | {"name": name, **kw}
+            )
+            items.append((pool.gpu, g, pool.role, per_node))
+    nodes = place(items, placement)
+    return tuple(InstanceSpec(node=n, **kw) for n, kw in zip(nodes, todo, strict=True))  # type: ignore[arg-type]
 
 
 def _engine_defaults(kw: dict[str, object], model: StepModel, chunk: bool) -> None:

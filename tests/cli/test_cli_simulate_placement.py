@@ -1,0 +1,27 @@
+"""CLI: `pdplan simulate --placement`, and the note when --pairing local has nothing local."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pdplan.cli import main
+
+
+def test_the_cli_says_when_local_pairing_has_no_local_decode(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h200", "--deployment",
+            "4P:tp2+4D:tp2", "--workload", "poisson:rate=5,n=50,isl=2000,osl=8",
+            "--pairing", "local", "--json"]  # fmt: skip
+    assert main(base) == 0
+    err = capsys.readouterr().err
+    assert "no prefill instance shares a node with a decode instance" in err
+    assert "add --placement mixed" in err
+    assert main([*base, "--placement", "mixed"]) == 0
+    out = capsys.readouterr()
+    assert "shares a node" not in out.err and json.loads(out.out)["finished"] == 50
+    agg = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h200", "--deployment", "tp2x2",
+           "--workload", "poisson:rate=5,n=20", "--placement", "mixed"]  # fmt: skip
+    assert main(agg) == 2 and "--placement mixed: only a disaggregated" in capsys.readouterr().err
