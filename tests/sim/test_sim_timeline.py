@@ -65,3 +65,37 @@ def test_the_timeline_says_when_an_instance_switches_role() -> None:
     states = list(dict.fromkeys(tl["state"][mine]))  # in order of first appearance
     assert states[0] == "prefill" and states[-1] == "decode" and "switching" in states
     assert set(tl["name"][mine]) == {res.summary()["instances"][1]["name"]}
+
+
+@pytest.mark.parametrize(
+    ("n_prefill", "switches"),
+    [
+        # the only decode instance serves as a prefill one for a while: prompts prefilled
+        # meanwhile park (in no queue); the KV it holds for parked requests is given up when
+        # it switches back, and those requests are prefilled again elsewhere
+        (1, ((4.0, 1, "prefill"), (14.0, 1, "decode"))),
+        (2, ((4.0, 2, "prefill"), (9.0, 2, "decode"))),
+    ],
+)
+def test_timeline_means_match_the_summary_across_role_switches(
+    n_prefill: int, switches: tuple
+) -> None:
+    from pdplan.sim import RoleSwitch
+
+    sw = tuple(RoleSwitch(*s) for s in switches)
+    cfg = SimConfig(
+        instances=xpyd(n_prefill, 1), switches=sw, switch_cost_s=0.5, sample_interval_s=0.01
+    )
+    res = simulate(cfg, lengths_workload(150, seed=3), Arrivals("poisson", rate=6.0))
+    assert res.preemptions > 0  # prefilled KV given up at a switch
+    s, tl = res.summary(), res.timeline_table()
+    for i, inst in enumerate(s["instances"]):
+        mine = tl["instance"] == i
+        assert tl["running"][mine].mean() == pytest.approx(inst["mean_running"], rel=0.05, abs=0.02)
+        assert tl["queued"][mine].mean() == pytest.approx(inst["mean_queue"], rel=0.05, abs=0.02)
+    # a restarted request's row describes its last prefill: it started after the switch that
+    # gave up its KV, on the instance `p_inst` names
+    c = res.columns
+    again = c["preempt"] > 0
+    assert (c["pf_start"][again] > switches[0][0]).all()
+    assert (c["pf_end"][again] - c["pf_start"][again] < 2.0).all()

@@ -13,7 +13,7 @@ from pdplan.errors import ConfigError
 from pdplan.sim.cluster import Arrivals, Simulator
 from pdplan.sim.config import InstanceSpec, SimConfig
 from pdplan.sim.metrics import SimResult
-from pdplan.sim.state import DROPPED
+from pdplan.sim.state import DROPPED, Detours
 from pdplan.workload.core import Workload
 
 __all__ = ["collect", "simulate", "simulate_closed_loop"]
@@ -51,7 +51,9 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
             _inst_stats(i, total, w, d, sim.net.utilisation(i.idx, total))
             for i, w, d in zip(
                 sim.inst,
-                *_time_averages(cols, len(sim.inst), total, sim.cfg, sim._out_of_batch),
+                *_time_averages(
+                    cols, len(sim.inst), total, sim.cfg, sim._out_of_batch, sim._detours
+                ),
                 strict=True,
             )
         ],
@@ -89,12 +91,15 @@ def _time_averages(
     total: float,
     cfg: SimConfig,
     out_of_batch: dict[int, float] | None = None,
+    detours: Detours | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per instance, time-averaged (waiting, running) request counts over [0, total], by
     Little's law: L = (sum of the times requests spent in the state there) / total.
     Waiting: arrival -> prefill start on a prefill / aggregated instance; prefill end ->
     transfer start on a decode instance (its admission queue, which the timeline's `queued`
-    counts; it includes any time parked with no decode instance to go to). Running: prefill
+    counts; not the time parked with no decode instance to go to, which no queue holds:
+    `detours`). A request whose prefilled KV was given up at a role switch waits anew from
+    then; its lost prefill counts where it ran. Running: prefill
     start -> end on a prefill instance; KV delivered (+ PD hand-off) -> finish on a decode
     instance (it joins the batch at the next step boundary; that step emits its first token);
     first token -> finish on an aggregated one, less the time a preempted request spent out
@@ -109,6 +114,8 @@ def _time_averages(
         return np.bincount(where[ok], weights=dt, minlength=n_inst)[:n_inst]
 
     wait, dec = np.zeros(n_inst), np.zeros(n_inst)
+    det = detours or Detours()
+    cols = _restarted(cols, det.restart)
     step = 1 << 16
     for lo in range(0, len(cols["arrival"]), step):
         c = {k: cols[k][lo : lo + step] for k in _TIME_COLUMNS}
@@ -126,7 +133,23 @@ def _time_averages(
         if rid < len(where) and where[rid] >= 0 and cols["state"][rid] != DROPPED:
             dec[where[rid]] -= s
             wait[where[rid]] += s
+    for rid, s in det.parked_s.items():  # parked: in no queue (the timeline agrees)
+        if cols["d_inst"][rid] >= 0 and cols["state"][rid] != DROPPED:
+            wait[cols["d_inst"][rid]] -= s
+    for i, waited, ran in det.elsewhere:
+        wait[i] += waited
+        dec[i] += ran
     return wait / total, dec / total
+
+
+def _restarted(cols: dict[str, np.ndarray], restart: dict[int, float]) -> dict[str, np.ndarray]:
+    """cols with a restarted request's arrival moved to its restart (a copy; rare)."""
+    if not restart:
+        return cols
+    arrival = cols["arrival"].copy()
+    rids = np.fromiter(restart, dtype=np.int64, count=len(restart))
+    arrival[rids] = np.fromiter(restart.values(), dtype=np.float64, count=len(restart))
+    return {**cols, "arrival": arrival}
 
 
 _TIME_COLUMNS = ("p_inst", "d_inst", "state", "arrival", "pf_start", "pf_end", "xfer_s")

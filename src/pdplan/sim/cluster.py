@@ -16,7 +16,7 @@ from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, PRIO_SAMPLE, EventLoop
 from pdplan.sim.network import Network
 from pdplan.sim.routing import Router
 from pdplan.sim.runs import RunLog
-from pdplan.sim.state import DONE, DROPPED, RUNNING, Requests
+from pdplan.sim.state import DONE, DROPPED, RUNNING, Detours, Requests
 from pdplan.sim.switching import SwitchingMixin
 from pdplan.workload.core import Workload
 
@@ -28,7 +28,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
 
     __slots__ = tuple(
         "_evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t _least_pair "
-        "_least_route _next _parked _seq _times _times_l _unrouted _until area arrivals "
+        "_least_route _next _parked _detours _seq _times _times_l _unrouted _until area arrivals "
         "cap_limit cfg d_cands drop_reasons dropped finished inst itl loop n_issued_max net "
         "nsys p_cands pairer preemptions req pf_caches router switch_log t_left tracer wl ".split()
     )
@@ -54,7 +54,9 @@ class Simulator(HandoffMixin, SwitchingMixin):
         fe = (cfg.frontend_s, cfg.frontend_token_s)
         self._fe, self._fe_free = (fe if any(fe) else None), 0.0
         self._unrouted: deque[int] = deque()
-        self._parked: dict[int, None] = {}  # prefilled, no decode instance to go to (handoff)
+        self._parked: dict[int, float] = {}  # prefilled, no decode instance to go to: rid ->
+        # when it parked (handoff)
+        self._detours = Detours()  # parked / restarted requests, for the time averages
         self._evicted: dict[int, float] = {}  # preempted rid -> its last token's time, s
         self._out_of_batch: dict[int, float] = {}  # rid -> s evicted, until back in a batch
         self._frozen_ticks = 0  # policy ticks in a row with nothing in flight (switching)

@@ -46,7 +46,7 @@ class HandoffMixin:
         r = r or self.req
         cands = self.d_cands
         if not cands:
-            self._parked[rid] = None  # waits, holding its KV on p, for a decode instance
+            self._parked[rid] = self.loop.now  # waits, holding its KV on p, for a decode one
             return
         if self._least_pair:
             d = self.pairer.least(cands)
@@ -62,9 +62,10 @@ class HandoffMixin:
     def _pair_parked(self: Simulator) -> None:
         """A decode instance is back: pair the parked requests in the order they parked."""
         parked, inst, p_inst = self._parked, self.inst, self.req.p_inst
+        parked_s, now = self._detours.parked_s, self.loop.now
         while parked and self.d_cands:
             rid = next(iter(parked))
-            del parked[rid]
+            parked_s[rid] = parked_s.get(rid, 0.0) + now - parked.pop(rid)
             self._pair(rid, inst[p_inst[rid]])
 
     def _unpark_from(self: Simulator, p: Instance) -> int:
@@ -73,10 +74,13 @@ class HandoffMixin:
         recompute preemption). Waiting for a decode instance instead could deadlock: the
         instance that would become one may be p itself, which cannot switch holding KV.
         Returns how many requests gave up their KV."""
-        r, p_inst = self.req, self.req.p_inst
+        r, p_inst, det, now = self.req, self.req.p_inst, self._detours, self.loop.now
         mine = [x for x in self._parked if p_inst[x] == p.idx]
         for rid in mine:
             del self._parked[rid]
+            came = det.restart.get(rid, r.arrival[rid])  # s, it queued on p from then
+            det.elsewhere.append((p.idx, r.pf_start[rid] - came, r.pf_end[rid] - r.pf_start[rid]))
+            det.restart[rid], r.pf_start[rid] = now, float("nan")  # its next prefill is anew
             p.kv_used -= r.ctx0[rid]
             r.todo[rid], r.pdone[rid], r.hit[rid] = r.inp[rid], 0, 0
             r.not_before[rid] = 0.0

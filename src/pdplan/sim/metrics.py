@@ -144,7 +144,8 @@ class SimResult:
             "goodput_rps": good / dur if dur > 0 else float("nan"),
             "little": {
                 "L_time_avg": self.little_l,
-                "lambda_W": (done + self.dropped) / dur * float(np.mean(e2e))
+                "lambda_W": done / dur * float(np.mean(e2e))  # finished only: a dropped
+                # request spends no time in the system and has no e2e
                 if len(e2e) and dur > 0
                 else float("nan"),
             },

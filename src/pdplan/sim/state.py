@@ -4,11 +4,27 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DONE", "DROPPED", "PENDING", "RUNNING", "STATE_NAMES", "Requests"]
+__all__ = ["DONE", "DROPPED", "PENDING", "RUNNING", "STATE_NAMES", "Detours", "Requests"]
 
 PENDING, RUNNING, DONE, DROPPED = 0, 1, 2, 3  # `state` codes: never arrived (a trace row past
 # the run's end), arrived and not finished, finished, dropped (SimResult.drop_reasons says why)
 STATE_NAMES = ("not_arrived", "unfinished", "done", "dropped")  # by code, for output files
+
+
+class Detours:
+    """What the per-request columns cannot say about the rare requests that left the usual
+    path, for the per-instance time averages (api._time_averages): `parked_s` rid -> s spent
+    parked with no decode instance to go to (in no instance's queue); `restart` rid -> when
+    its prefilled KV was given up at a role switch and it was routed again (its wait starts
+    over); `elsewhere` (instance, s waiting, s prefilling) of the prefill it lost there."""
+
+    __slots__ = ("elsewhere", "parked_s", "restart")
+
+    def __init__(self) -> None:
+        self.parked_s: dict[int, float] = {}
+        self.restart: dict[int, float] = {}
+        self.elsewhere: list[tuple[int, float, float]] = []
+
 
 _FLOAT_FIELDS = (
     "arrival",  # s, when the client sent it
