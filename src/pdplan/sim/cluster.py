@@ -181,7 +181,16 @@ class Simulator(HandoffMixin, SwitchingMixin):
         if self._hashes or not self._least_route:
             self._route(rid)
             return None
-        inst = self.router.least(cands)  # _route + submit_prefill, inlined (plain routing)
+        rt = self.router  # _route + Router.least + submit_prefill, inlined (plain routing)
+        s = rt._tie
+        if s >= len(cands):
+            s = 0
+        rt._tie = s + 1
+        inst = cands[s]
+        low = inst.outstanding
+        for c in cands:
+            if c.outstanding < low:
+                inst, low = c, c.outstanding
         if i > inst.cap:
             return self._drop(rid, "prompt exceeds the prefill instance's KV capacity")
         r.p_inst[rid] = inst.idx

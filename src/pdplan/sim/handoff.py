@@ -48,8 +48,17 @@ class HandoffMixin:
         if not cands:
             self._parked[rid] = self.loop.now  # waits, holding its KV on p, for a decode one
             return
-        if self._least_pair:
-            d = self.pairer.least(cands)
+        if self._least_pair:  # Router.least, inlined
+            rt = self.pairer
+            s = rt._tie
+            if s >= len(cands):
+                s = 0
+            rt._tie = s + 1
+            d = cands[s]
+            low = d.outstanding
+            for c in cands:
+                if c.outstanding < low:
+                    d, low = c, c.outstanding
         else:
             d = self.pairer.choose(cands, near=p)
         r.d_inst[rid] = d.idx

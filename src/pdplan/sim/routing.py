@@ -28,12 +28,12 @@ class Router:
         self._rng = random.Random(seed)
 
     def least(self, cands: Sequence[Instance]) -> Instance:
-        """The least-loaded of cands; ties go to each in turn (the scan's start rotates), so
-        idle instances share a light load as a router that breaks ties at random would
-        spread it (Dynamo's KV router, llm-d's scorers), deterministically."""
-        n = len(cands)
+        """The least-loaded of cands, the scan's first guess rotating over them (least_loaded):
+        idle instances take turns with a light load, as a router that breaks ties at random
+        spreads it (Dynamo's KV router, llm-d's scorers), deterministically. Inlined in
+        Simulator._enter and _pair; keep them in step."""
         s = self._tie
-        if s >= n:
+        if s >= len(cands):
             s = 0
         self._tie = s + 1
         return least_loaded(cands, s)
@@ -70,16 +70,12 @@ def _load(inst: Instance) -> int:
 
 
 def least_loaded(cands: Sequence[Instance], start: int = 0) -> Instance:
-    """The instance with the fewest outstanding tokens, the first such from cands[start]
-    on, wrapping (= min(cands, key=_load) for start 0, but a plain loop is ~2x faster than
-    min() with a key for a handful of candidates)."""
+    """An instance with the fewest outstanding tokens: cands[start] if it has, else the first
+    such (= min(cands, key=_load) for start 0, but a plain loop is ~2x faster than min()
+    with a key for a handful of candidates; one pass, so it can be inlined in hot paths)."""
     best = cands[start]
     low = best.outstanding
-    for c in cands[start:] if start else cands:
-        o = c.outstanding
-        if o < low:
-            best, low = c, o
-    for c in cands[:start]:
+    for c in cands:
         o = c.outstanding
         if o < low:
             best, low = c, o
