@@ -255,7 +255,9 @@ def test_real_special_cases() -> None:
     _real_configs()
     oss = model_from_hf_config(CONFIGS / "openai--gpt-oss-120b_config.json")
     assert oss.layer_types[:2] == ("sliding", "full") and oss.sliding_window == 128
-    assert oss.weight_dtype == "fp4" and oss.moe.experts_per_token == 4  # type: ignore[union-attr]
+    assert oss.moe.experts_per_token == 4  # type: ignore[union-attr]
+    # MXFP4 experts; attention, router and embeddings stay BF16 (modules_to_not_convert)
+    assert (oss.weight_dtype, oss.moe_weight_dtype) == ("bf16", "fp4")
     q35 = model_from_hf_config(CONFIGS / "Qwen--Qwen3.5-397B-A17B_config.json")
     assert q35.layer_types[:4] == ("linear", "linear", "linear", "full")
     assert q35.count_layers("linear") == 45 and q35.attn_output_gate
@@ -266,4 +268,10 @@ def test_real_special_cases() -> None:
     nv = model_from_hf_config(CONFIGS / "nvidia--DeepSeek-V3.1-NVFP4_config.json")
     assert nv.weight_dtype == "fp4"  # from the hf_quant_config.json side file
     k25 = model_from_hf_config(CONFIGS / "moonshotai--Kimi-K2.5_config.json")
-    assert k25.weight_dtype == "int4" and k25.moe.num_experts == 384  # type: ignore[union-attr]
+    assert k25.moe.num_experts == 384  # type: ignore[union-attr]
+    # INT4 experts (compressed-tensors); its ignore list keeps every layer's self_attn BF16
+    assert (k25.weight_dtype, k25.moe_weight_dtype) == ("bf16", "int4")
+    nvk = model_from_hf_config(CONFIGS / "nvidia--Kimi-K2.5-NVFP4_config.json")
+    assert (nvk.weight_dtype, nvk.moe_weight_dtype) == ("bf16", "fp4")  # ModelOpt ignore globs
+    # the NVFP4 DeepSeek-V3.1 quantizes o_proj (only q / kv projections left out): one dtype
+    assert (nv.weight_dtype, nv.moe_weight_dtype) == ("fp4", None)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pdplan.catalog.hf_geom import gemma_defaults
-from pdplan.catalog.hf_quant import weight_dtype_from_config
+from pdplan.catalog.hf_quant import split_expert_dtype, weight_dtype_from_config
 from pdplan.catalog.hf_validate import check_config_numbers
 from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
 from pdplan.errors import ConfigError, InputError
@@ -295,9 +295,9 @@ def model_from_hf_config(
     from pdplan.catalog.hf_families import FAMILY_READERS  # its readers import _Reader
 
     family = FAMILY_READERS.get(str(t.get("model_type") or ""))
-    if family is not None:
-        return family(r, quant, name or hf_id or arch, hf_id or "", arch)
-    for key, what in _UNSUPPORTED.items():
-        if t.get(key) is not None:
-            raise r.fail(f"unsupported {what} ({key})")
-    return _build(r, quant, name or hf_id or arch, hf_id or "", arch)
+    if family is None:
+        for key, what in _UNSUPPORTED.items():
+            if t.get(key) is not None:
+                raise r.fail(f"unsupported {what} ({key})")
+    spec = (family or _build)(r, quant, name or hf_id or arch, hf_id or "", arch)
+    return split_expert_dtype(spec, quant, r.opt("torch_dtype", "dtype"), r.fail)

@@ -1,13 +1,17 @@
-"""Map a checkpoint's quantization_config / hf_quant_config to one weight dtype name."""
+"""Map a checkpoint's quantization_config / hf_quant_config to its weight dtype names."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+from fnmatch import fnmatchcase
 from typing import Any
 
+from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError
 
-__all__ = ["weight_dtype_from_config"]
+__all__ = ["attention_unquantized", "split_expert_dtype", "weight_dtype_from_config"]
 
 # quant_method / quant_algo spellings -> our dtype names (DTYPE_BYTES keys in model_spec.py)
 _METHODS: dict[str, str] = {
@@ -88,3 +92,62 @@ def weight_dtype_from_config(
     raise fail(
         f"unknown quantization {dict((k, quant.get(k)) for k in ('quant_method', 'quant_algo'))}"
     )
+
+
+# module-name prefixes of the decoder layers in the checkpoints we read (Llama-style, Qwen3.5's
+# multimodal wrapper, Kimi-K2.5's, Nemotron-H's backbone)
+_LAYER_PREFIXES = ("model.layers", "model.language_model.layers", "language_model.model.layers")
+# a layer's attention output projection under its names (full, linear attention)
+_ATTN_OUT = ("self_attn.o_proj", "linear_attn.out_proj", "self_attn.out_proj")
+
+
+def attention_unquantized(quant: Mapping[str, Any] | None, num_layers: int) -> bool:
+    """True when the checkpoint's quantization leaves every layer's attention in its base
+    dtype: the config's modules_to_not_convert (gpt-oss: "model.layers.*.self_attn"), ignore
+    (compressed-tensors regexes "re:...", ModelOpt globs "model.layers.0.self_attn*") or
+    exclude_modules (ModelOpt hf_quant_config) match the attention output projection of
+    every layer (DeepSeek-V3.1-NVFP4 quantizes o_proj, so its attention counts as FP4)."""
+    q = quant or {}
+    pats = [
+        str(p)
+        for key in ("modules_to_not_convert", "ignore", "exclude_modules")
+        for p in (q.get(key) or ())
+    ]
+    if not pats or num_layers < 1:
+        return False
+    return all(_layer_excluded(pats, i) for i in range(num_layers))
+
+
+def _layer_excluded(pats: list[str], i: int) -> bool:
+    names = [f"{pre}.{i}.{mod}" for pre in _LAYER_PREFIXES for mod in _ATTN_OUT]
+    return any(_matches(p, n) for p in pats for n in names)
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """A module pattern names `name` or one of its parents (a module's weights include its
+    children's: "model.layers.*.self_attn" covers its o_proj)."""
+    if pattern.startswith("re:"):
+        return re.match(pattern[3:], name) is not None
+    parts = name.split(".")
+    return any(fnmatchcase(".".join(parts[:k]), pattern) for k in range(1, len(parts) + 1))
+
+
+def split_expert_dtype(
+    spec: ModelSpec,
+    quant: Mapping[str, Any] | None,
+    torch_dtype: str | None,
+    fail: Callable[[str], ConfigError],
+) -> ModelSpec:
+    """An MoE checkpoint quantized with its attention left out (gpt-oss MXFP4, ModelOpt NVFP4
+    releases of MiniMax / GLM / Kimi / Qwen3.5) stores the routed experts in the quantized
+    dtype and the rest in torch_dtype: gpt-oss-120b's BF16 attention is 1.9 GB (0.5 GB read as
+    FP4). Shared experts and dense layers go with the rest, though some releases quantize them
+    too (Kimi-K2.5-NVFP4): a few GB over against the attention's under-count."""
+    if spec.moe is None or spec.moe_weight_dtype or not quant:
+        return spec
+    if not attention_unquantized(quant, spec.num_layers):
+        return spec
+    base = weight_dtype_from_config(None, torch_dtype, fail)
+    if base == spec.weight_dtype:
+        return spec
+    return replace(spec, weight_dtype=base, moe_weight_dtype=spec.weight_dtype)

@@ -519,7 +519,8 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "latent_size": 0,
         },
         "max_position_embeddings": 262144,
-        "weight_dtype": "int4",
+        "moe_weight_dtype": "int4",
+        "weight_dtype": "bf16",
     },
     "mixtral-8x7b": {
         "hf_id": "mistralai/Mixtral-8x7B-v0.1",
@@ -598,8 +599,9 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "latent_size": 0,
         },
         "max_position_embeddings": 131072,
+        "moe_weight_dtype": "fp4",
         "layer_pattern": ["sliding", "full"],
-        "weight_dtype": "fp4",
+        "weight_dtype": "bf16",
     },
     "gpt-oss-20b": {
         "hf_id": "openai/gpt-oss-20b",
@@ -626,8 +628,9 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "latent_size": 0,
         },
         "max_position_embeddings": 131072,
+        "moe_weight_dtype": "fp4",
         "layer_pattern": ["sliding", "full"],
-        "weight_dtype": "fp4",
+        "weight_dtype": "bf16",
     },
     "minimax-m2.5": {
         "hf_id": "MiniMaxAI/MiniMax-M2.5",
@@ -865,7 +868,8 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "latent_size": 0,
         },
         "max_position_embeddings": 262144,
-        "weight_dtype": "fp4",
+        "moe_weight_dtype": "fp4",
+        "weight_dtype": "bf16",
     },
     "kimi-k2.7-code": {
         "hf_id": "moonshotai/Kimi-K2.7-Code",
@@ -901,7 +905,8 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
             "latent_size": 0,
         },
         "max_position_embeddings": 262144,
-        "weight_dtype": "fp4",
+        "moe_weight_dtype": "fp4",
+        "weight_dtype": "bf16",
     },
     "qwen3.6-27b": {
         "hf_id": "Qwen/Qwen3.6-27B",

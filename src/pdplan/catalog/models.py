@@ -184,8 +184,10 @@ def _missing_path(name: str) -> InputError | None:
 def _named_dtype(spec: ModelSpec) -> ModelSpec:
     """A config.json with no quantization block (16-bit weights) whose checkpoint name says it
     is quantised (…-NVFP4, …-FP8: ModelOpt keeps the scheme in a side hf_quant_config.json,
-    absent here) takes the name's weight dtype, as the same name does in the catalog."""
-    if spec.weight_dtype not in ("bf16", "fp16"):
+    absent here) takes the name's weight dtype, as the same name does in the catalog. One
+    whose quantization block left its attention out (experts apart, moe_weight_dtype) has
+    said its dtypes already."""
+    if spec.weight_dtype not in ("bf16", "fp16") or spec.moe_weight_dtype:
         return spec
     base = re.sub(r"[\s_]+", "-", spec.hf_id.strip().lower()).rsplit("/", 1)[-1]
     for suffix, dt in _DTYPE_SUFFIXES.items():
@@ -209,7 +211,9 @@ def get_model(name_or_path: str) -> ModelSpec:
     """A built-in preset (key or HF id, case-insensitive) or a model read from a config.json.
 
     A quantised checkpoint id (…-FP8, …-NVFP4) returns the base preset with that weight dtype
-    and the given HF id; an unknown name raises ConfigError listing close matches.
+    (its routed experts' where the preset keeps them apart, as gpt-oss / Kimi-K2.5 releases
+    quantize only them) and the given HF id; an unknown name raises ConfigError listing close
+    matches.
     """
     key = name_or_path.strip().lower()
     if key in MODEL_PRESETS:
@@ -223,7 +227,9 @@ def get_model(name_or_path: str) -> ModelSpec:
         raise _missing_path(name_or_path) or _unknown(name_or_path)
     spec = _preset(found[0])
     changes: dict[str, Any] = {}
-    if found[1]:
+    if found[1] and spec.moe_weight_dtype:  # a release of experts in their own dtype (gpt-oss
+        changes["moe_weight_dtype"] = found[1]  # MXFP4, NVFP4): the name says the experts'
+    elif found[1]:
         changes["weight_dtype"] = found[1]
     if "/" in name_or_path:
         changes["hf_id"] = name_or_path.strip()

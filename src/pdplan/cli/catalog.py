@@ -32,6 +32,7 @@ def models_cmd(
             "layer_kinds": _kinds(m.layer_types),
             "experts": f"{m.moe.experts_per_token}/{m.moe.num_experts}" if m.moe else "",
             "weight_dtype": m.weight_dtype,
+            "expert_weight_dtype": m.moe_weight_dtype or (m.weight_dtype if m.moe else ""),
             "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
             # what each token adds once the sliding windows are full (only full-attention
             # layers still grow): the figure that sizes long-context KV
@@ -54,7 +55,7 @@ def models_cmd(
                 str(r["layers"]),
                 f"{r['attention']} {r['layer_kinds']}".strip(),
                 r["experts"],
-                r["weight_dtype"],
+                _dtypes(r),
                 f"{r['kv_bytes_per_token_long_bf16']:,.0f}",
                 _in_window(r),
             )
@@ -127,3 +128,11 @@ def gpus_cmd(
 def register(app: typer.Typer) -> None:
     app.command("models")(models_cmd)
     app.command("gpus")(gpus_cmd)
+
+
+def _dtypes(r: dict) -> str:
+    """'bf16', or 'bf16 / fp4 experts' for a release whose routed experts have their own."""
+    e = r["expert_weight_dtype"]
+    return (
+        r["weight_dtype"] if e in ("", r["weight_dtype"]) else f"{r['weight_dtype']} / {e} experts"
+    )
