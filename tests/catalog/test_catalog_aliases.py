@@ -21,11 +21,11 @@ from pdplan.catalog import get_model
         ("MiniMaxAI/MiniMax-M2.1", "minimax-m2.5", "fp8"),
         # underscores / spaces for hyphens, and InferenceMAX's short names
         ("deepseek_r1", "deepseek-r1", "fp8"),
-        ("gpt_oss_120b", "gpt-oss-120b", "fp4"),
+        ("gpt_oss_120b", "gpt-oss-120b", "mxfp4"),
         ("dsr1", "deepseek-r1", "fp8"),
         ("Qwen3.5-397B", "qwen3.5-397b-a17b", "bf16"),
         # AMD Quark checkpoints (InferenceMAX MI355X recipes)
-        ("amd/DeepSeek-R1-0528-MXFP4-Preview", "deepseek-r1", "fp4"),
+        ("amd/DeepSeek-R1-0528-MXFP4-Preview", "deepseek-r1", "mxfp4"),  # E8M0 scale per 32
         ("amd/Llama-3.3-70B-Instruct-FP8-KV", "llama-3.1-70b", "fp8"),
         ("amd/gpt-oss-120b-w-mxfp4-a-fp8", "gpt-oss-120b", "w4a8"),
     ],

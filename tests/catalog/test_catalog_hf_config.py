@@ -135,7 +135,7 @@ def test_text_config_nesting_and_top_level_quant() -> None:
     ("quant", "expected"),
     [
         ({"quant_method": "fp8"}, "fp8"),
-        ({"quant_method": "mxfp4"}, "fp4"),
+        ({"quant_method": "mxfp4"}, "mxfp4"),  # E8M0 scale per 32 values
         ({"quant_algo": "NVFP4", "producer": {"name": "modelopt"}}, "fp4"),
         (
             {
@@ -257,7 +257,7 @@ def test_real_special_cases() -> None:
     assert oss.layer_types[:2] == ("sliding", "full") and oss.sliding_window == 128
     assert oss.moe.experts_per_token == 4  # type: ignore[union-attr]
     # MXFP4 experts; attention, router and embeddings stay BF16 (modules_to_not_convert)
-    assert (oss.weight_dtype, oss.moe_weight_dtype) == ("bf16", "fp4")
+    assert (oss.weight_dtype, oss.moe_weight_dtype) == ("bf16", "mxfp4")
     q35 = model_from_hf_config(CONFIGS / "Qwen--Qwen3.5-397B-A17B_config.json")
     assert q35.layer_types[:4] == ("linear", "linear", "linear", "full")
     assert q35.count_layers("linear") == 45 and q35.attn_output_gate

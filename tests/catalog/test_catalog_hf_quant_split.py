@@ -67,8 +67,8 @@ def test_an_experts_only_release_keeps_its_attention_in_the_base_dtype() -> None
 
     quant = {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}
     m = model_from_hf_config(_moe_config(quant))
-    assert (m.weight_dtype, m.moe_weight_dtype, m.default_moe_dtype()) == ("bf16", "fp4", "fp4")
+    assert (m.weight_dtype, m.moe_weight_dtype, m.default_moe_dtype()) == ("bf16", "mxfp4", "mxfp4")
     everything = model_from_hf_config(_moe_config({"quant_method": "mxfp4"}))
-    assert (everything.weight_dtype, everything.moe_weight_dtype) == ("fp4", None)
+    assert (everything.weight_dtype, everything.moe_weight_dtype) == ("mxfp4", None)
     dense = model_from_hf_config(_moe_config(quant, experts=0))  # no experts to keep apart
-    assert (dense.weight_dtype, dense.moe_weight_dtype) == ("fp4", None)
+    assert (dense.weight_dtype, dense.moe_weight_dtype) == ("mxfp4", None)

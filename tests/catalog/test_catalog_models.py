@@ -101,7 +101,7 @@ def test_moe_shapes_by_hand() -> None:
     assert ds.weight_dtype == "fp8" and ds.attention_kind == "mla"
     assert get_model("kimi-k2").weight_dtype == "fp8"
     oss = get_model("gpt-oss-120b")  # MXFP4 experts, BF16 attention (modules_to_not_convert)
-    assert (oss.weight_dtype, oss.moe_weight_dtype) == ("bf16", "fp4")
+    assert (oss.weight_dtype, oss.moe_weight_dtype) == ("bf16", "mxfp4")
     oss20 = get_model("gpt-oss-20b")
     assert (oss20.num_layers, oss20.moe.num_experts) == (24, 32)  # type: ignore[union-attr]
     q35 = get_model("qwen3.5-397b-a17b")
@@ -122,7 +122,7 @@ def test_moe_shapes_by_hand() -> None:
         ("moonshotai/Kimi-K2.5", "kimi-k2.5", "int4"),
         ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5", "fp8"),
         ("Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "bf16"),
-        ("openai/gpt-oss-120b", "gpt-oss-120b", "fp4"),
+        ("openai/gpt-oss-120b", "gpt-oss-120b", "mxfp4"),
         ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", "bf16"),
         ("nvidia/Qwen3-32B-NVFP4", "qwen3-32b", "fp4"),
         ("nvidia/DeepSeek-V3.1-NVFP4", "deepseek-v3.1", "fp4"),

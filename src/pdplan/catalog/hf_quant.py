@@ -17,7 +17,7 @@ __all__ = ["attention_unquantized", "split_expert_dtype", "weight_dtype_from_con
 _METHODS: dict[str, str] = {
     "fp8": "fp8",
     "fbgemm_fp8": "fp8",
-    "mxfp4": "fp4",
+    "mxfp4": "mxfp4",
     "nvfp4": "fp4",
     "fp4": "fp4",
     "w4a16_awq": "int4",

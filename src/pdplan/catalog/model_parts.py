@@ -29,6 +29,9 @@ DTYPE_BYTES: dict[str, float] = {
     "int8_wo": 1.0,
     "int4": 0.5 + 1 / 64,  # int4 weight-only with one fp16 scale per 128 values (AWQ/GPTQ g128)
     "fp4": 0.5 + 1 / 16,  # NVFP4: 4-bit values + one FP8 scale per 16-value block
+    # MXFP4: 4-bit E2M1 values + one E8M0 scale per 32-value block (OCP MX spec v1.0; gpt-oss
+    # experts, AMD Quark); GEMMs on FP4 tensor cores where the GPU has them (GPUSpec.tflops)
+    "mxfp4": 0.5 + 1 / 32,
     # W4A8: 4-bit weights (MXFP4 E2M1, one E8M0 scale per 32 values, OCP MX spec v1.0) whose
     # GEMMs run on FP8 tensor cores (AIConfigurator w4a8_mxfp4_mxfp8, TensorRT-LLM w4afp8)
     "w4a8": 0.5 + 1 / 32,
@@ -37,7 +40,7 @@ DTYPE_BYTES: dict[str, float] = {
 
 def dtype_bytes(dtype: str) -> float:
     """Bytes per element of `dtype` (bf16, fp16, fp8, int8, int4, fp4, fp32)."""
-    key = dtype.lower().replace("nvfp4", "fp4").replace("mxfp4", "fp4")
+    key = dtype.lower().replace("nvfp4", "fp4")
     if key not in DTYPE_BYTES:
         from pdplan.errors import ConfigError
 

@@ -31,7 +31,7 @@ _DTYPE_SUFFIXES: dict[str, str] = {
     "-w-mxfp4-a-fp8": "w4a8",
     "-fp8-kv": "fp8",
     "-nvfp4": "fp4",
-    "-mxfp4": "fp4",
+    "-mxfp4": "mxfp4",
     "-fp4": "fp4",
     "-fp8-dynamic": "fp8",
     "-fp8": "fp8",

@@ -84,7 +84,7 @@ def estimate_cmd(
     ),
     engine: str = typer.Option("vllm", help="vllm, sglang or trtllm (sets efficiencies)"),
     weight_dtype: str | None = typer.Option(
-        None, help="bf16, fp8, fp4, int4 (default: checkpoint)"
+        None, help="bf16, fp8, fp4 (NVFP4), mxfp4, int4, w4a8 (default: checkpoint)"
     ),
     kv_dtype: str = typer.Option("bf16", help="KV cache dtype: bf16, fp8"),
     rounds: float | None = typer.Option(

@@ -139,7 +139,9 @@ def register(app: typer.Typer) -> None:
         ),
         engine: str = typer.Option("vllm", "--engine", help="vllm, sglang or trtllm"),
         weight_dtype: str = typer.Option(
-            None, "--weight-dtype", help="bf16, fp8, fp4, int4 (default: the model's)"
+            None,
+            "--weight-dtype",
+            help="bf16, fp8, fp4 (NVFP4), mxfp4, int4, w4a8 (default: the model's)",
         ),
         kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype: bf16, fp8"),
         max_batch: int = typer.Option(

@@ -48,7 +48,7 @@ _QUANT = {
     "w4a8_mxfp4_mxfp8_trtllm": "w4a8",
     "nvfp4": "fp4",
     "fp4": "fp4",
-    "mxfp4": "fp4",
+    "mxfp4": "mxfp4",
     "w4a16_mxfp4": "fp4",
     "w4a16_mxfp4_cutlass": "int4",  # MXFP4 weights, BF16 activations (Hopper)
     "int4_wo": "int4",

@@ -45,11 +45,11 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     an FP8 cache."""
     if row.model_path.strip().lower().endswith("-fp8-kv"):
         return "fp8"
-    if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4"):
+    if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4", "mxfp4"):
         return "fp8"
     if row.backend == "sglang" and _sglang_dsa_fp8(row):
         return "fp8"
-    quantised = row.weight_dtype in ("fp8", "fp4")
+    quantised = row.weight_dtype in ("fp8", "fp4", "mxfp4")
     if row.backend == "sglang" and is_inferencemax(row) and quantised and is_blackwell(row):
         return "fp8"
     if row.backend == "vllm" and is_inferencemax(row) and "gpt-oss" in row.model_path.lower():
