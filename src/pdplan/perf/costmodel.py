@@ -25,7 +25,7 @@ from pdplan.perf.efficiency import (
     get_efficiency,
     matmul_scale,
 )
-from pdplan.perf.hardware import compute_dtype, padding_cap
+from pdplan.perf.hardware import compute_dtype, pad_bytes, padding_cap
 from pdplan.perf.pp import pp_micro_shape
 from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
@@ -89,6 +89,10 @@ class CostModel(EngineLimits):
         self._decode_cache: dict[int, tuple[float, float]] = {}
         self._token_cache: dict[int, tuple[float, float, float]] = {}
         self._lm_cache: dict[int, float] = {}
+        # the LM head: BF16 weights (2 B / element) at the BF16 rate
+        self._lm_pad_cap = padding_cap(
+            self._hw.attn_flops, 2.0, self.eff.gemm_eta, self._hw.hbm, self.eff.mem_eta
+        )
         self._attn = [
             (cls.kind, count, lc.attn_coeffs(model, cls.kind, layout, self.eff, self._hw))
             for cls, count in self._classes
@@ -116,20 +120,21 @@ class CostModel(EngineLimits):
 
     def _hardware(self) -> lc.Hardware:
         """Peak rates (FLOP/s, bytes/s) and bytes per element this instance's kernels run at."""
-        gpu = self.gpu
+        gpu, eff = self.gpu, self.eff
         k = matmul_scale(gpu.matmul_eta) * 1e12  # TFLOP/s -> FLOP/s, de-rated by MAMF / peak
+        gemm_flops = gpu.tflops(compute_dtype(self.weight_dtype)) * k
+        moe_flops = gpu.tflops(compute_dtype(self.moe_dtype)) * k
+        # FP8 weights stream at fp8_stream_eta of the usual rate: counted as more bytes
+        wb = dtype_bytes(self.weight_dtype) / self._stream_eta(self.weight_dtype)
+        mb = dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype)
+        hbm = gpu.hbm_bytes_per_s
         return lc.Hardware(
-            gemm_flops=gpu.tflops(compute_dtype(self.weight_dtype)) * k,
-            moe_flops=gpu.tflops(compute_dtype(self.moe_dtype)) * k,
-            attn_flops=gpu.bf16_tflops * k,
-            hbm=gpu.hbm_bytes_per_s,
-            # FP8 weights stream at fp8_stream_eta of the usual rate: counted as more bytes
-            wb=dtype_bytes(self.weight_dtype) / self._stream_eta(self.weight_dtype),
-            mb=dtype_bytes(self.moe_dtype) / self._stream_eta(self.moe_dtype),
-            kvb=dtype_bytes(self.kv_dtype),
-            fp8_flops=gpu.tflops("fp8") * k,
-            pad_cap=padding_cap(gpu.bf16_tflops * k, self.eff.gemm_eta, gpu.hbm_bytes_per_s,
-                                self.eff.mem_eta),
+            gemm_flops=gemm_flops, moe_flops=moe_flops, attn_flops=gpu.bf16_tflops * k, hbm=hbm,
+            wb=wb, mb=mb, kvb=dtype_bytes(self.kv_dtype), fp8_flops=gpu.tflops("fp8") * k,
+            pad_cap=padding_cap(gemm_flops, pad_bytes(self.weight_dtype, wb), eff.gemm_eta, hbm,
+                                eff.mem_eta),
+            moe_pad_cap=padding_cap(moe_flops, pad_bytes(self.moe_dtype, mb), eff.gemm_eta, hbm,
+                                    eff.mem_eta),
         )  # fmt: skip
 
     def _stream_eta(self, dtype: str) -> float:
@@ -242,7 +247,7 @@ class CostModel(EngineLimits):
                 self._hw.attn_flops,
                 self._hw.hbm,
                 self.eff,
-                pad_cap=self._hw.pad_cap,
+                pad_cap=self._lm_pad_cap,
             )
             self._lm_cache[rows] = hit
         return hit

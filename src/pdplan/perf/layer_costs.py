@@ -238,7 +238,7 @@ def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: 
     touched = e_local * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
     assign = tokens * m.experts_per_token / lay.ep  # token-expert pairs on this GPU
     m_per_expert = max(1.0, assign / max(touched, 1e-9))
-    m_half = min(eff.gemm_m_half, hw.pad_cap * eff.moe_eta)  # grouped GEMM: moe_eta of the rate
+    m_half = min(eff.gemm_m_half, hw.moe_pad_cap * eff.moe_eta)  # grouped GEMM: moe_eta of it
     eta_c = eff.gemm_eta * eff.moe_eta * m_per_expert / (m_per_expert + m_half)
     mats = model.ffn_mats  # gate, up, down (or up, down for a plain MLP expert)
     flops = 2.0 * assign * mats * h * ie / lay.etp
@@ -253,9 +253,8 @@ def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: 
     if m.num_shared_experts:
         ws = m.num_shared_experts * m.shared_intermediate_size / lay.tp
         up = (mats - 1) * ws
-        shared += gemm_time(t_grp, h, up, hw.wb, hw.gemm_flops, hw.hbm, eff) + gemm_time(
-            t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff
-        )
+        shared += gemm_time(t_grp, h, up, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
+        shared += gemm_time(t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
     return routed + shared
 
 
