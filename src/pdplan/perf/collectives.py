@@ -68,7 +68,8 @@ def p2p_s(nbytes: float, bw_Bps: float, alpha_s: float, eta: float = 1.0) -> flo
 
 @dataclass(frozen=True)
 class Links:
-    """Collective timing inside the scale-up domain (NVLink) and across it (NIC)."""
+    """Collective timing inside the scale-up domain (NVLink), across domains inside one server
+    (PCIe, for cards an NVLink bridge pairs: H100 NVL, A100 PCIe) and across servers (NIC)."""
 
     up_bw: float  # bytes/s per GPU, unidirectional
     up_alpha: float
@@ -77,6 +78,8 @@ class Links:
     nic_alpha: float
     nic_eta: float
     domain: int
+    node: int = 0  # GPUs per server; beyond the domain but inside it traffic crosses PCIe
+    node_bw: float = 0.0  # PCIe bytes/s per GPU, unidirectional
 
     @classmethod
     def for_gpu(cls, gpu: GPUSpec, eff: Efficiency, domain: int) -> Links:
@@ -89,7 +92,13 @@ class Links:
             eff.nic_alpha_s,
             eff.nic_eta,
             domain,
+            gpu.gpus_per_node,
+            gpu.pcie_gbps * 1e9,  # PCIe GB/s per direction (catalog)
         )
+
+    def _in_server(self, n: int) -> bool:
+        """n GPUs past the NVLink domain but inside one server (bridged PCIe cards)."""
+        return self.domain < n <= self.node and self.node_bw > 0
 
     def all_reduce(self, nbytes: float, n: int) -> float:
         """Within the domain: ring on NVLink. Across it: hierarchical (NCCL tree/ring per level):
@@ -99,17 +108,20 @@ class Links:
             return all_reduce_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
         d, k = self.domain, math.ceil(n / self.domain)
         intra = all_reduce_s(nbytes, d, self.up_bw, self.up_alpha, self.up_eta)
-        inter = all_reduce_s(
-            nbytes / d, k, self.nic_bw, self._ring_alpha(2 * (k - 1)), self.nic_eta
-        )
+        if self._in_server(n):  # the domains of one server reduce over PCIe
+            return intra + all_reduce_s(nbytes / d, k, self.node_bw, self.up_alpha, self.up_eta)
+        # NCCL takes the faster of ring (2(k-1) hops) and tree (2 log2 k hops up and down the
+        # double binary tree) for each size: the tree's latency for the small decode messages
+        steps = min(2 * (k - 1), 2 * math.ceil(math.log2(k)))
+        inter = all_reduce_s(nbytes / d, k, self.nic_bw, self._ring_alpha(steps), self.nic_eta)
         return intra + inter
 
     def _ring_alpha(self, steps: int) -> float:
-        """Latency of a ring of `steps` sequential hops across the scale-out network, s.
-        # ring latency: steps * per-hop latency (NCCL's tuning model: base + nsteps * hwLat,
-        # nsteps = 2(k-1) for an all-reduce, k-1 for an all-gather over k ranks); a hop is taken
-        # as nic_alpha / 2, so a 2-domain all-reduce (2 hops) costs nic_alpha as a single
-        # message, and 8 domains (14 hops) 7x that: small cross-node messages get slower with k"""
+        """Latency of `steps` sequential hops across the scale-out network, s.
+        # latency: steps * per-hop latency (NCCL's tuning model: base + nsteps * hwLat; ring:
+        # nsteps = 2(k-1) for an all-reduce, k-1 for an all-gather over k ranks; tree: 2 log2 k);
+        # a hop is taken as nic_alpha / 2, so a 2-domain all-reduce (2 hops) costs nic_alpha as a
+        # single message, and 8 domains 3x that (tree; a ring's 14 hops 7x)"""
         return self.nic_alpha * max(1, steps) / 2.0
 
     def all_gather(self, nbytes: float, n: int) -> float:
@@ -119,6 +131,8 @@ class Links:
             return all_gather_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
         d, k = self.domain, math.ceil(n / self.domain)
         intra = all_gather_s(nbytes / k, d, self.up_bw, self.up_alpha, self.up_eta)
+        if self._in_server(n):
+            return intra + all_gather_s(nbytes / d, k, self.node_bw, self.up_alpha, self.up_eta)
         inter = all_gather_s(nbytes / d, k, self.nic_bw, self._ring_alpha(k - 1), self.nic_eta)
         return intra + inter
 
@@ -129,6 +143,8 @@ class Links:
             return all_to_all_s(send_bytes, n, self.up_bw, self.up_alpha, self.up_eta)
         remote = send_bytes * (n - self.domain) / n
         t_up = all_to_all_s(send_bytes - remote, n, self.up_bw, self.up_alpha, self.up_eta)
+        if self._in_server(n):  # the other domains of the server: over PCIe
+            return max(t_up, all_to_all_s(remote, n, self.node_bw, self.up_alpha, self.up_eta))
         t_nic = all_to_all_s(remote, n, self.nic_bw, self.nic_alpha, self.nic_eta)
         return max(t_up, t_nic)
 
