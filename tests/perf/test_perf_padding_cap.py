@@ -53,3 +53,12 @@ def test_integer_weight_only_keeps_the_bf16_cap() -> None:
 
     assert pad_bytes("int4", 0.52) == pad_bytes("int8_wo", 1.0) == 2.0
     assert pad_bytes("mxfp4", 0.53) == 0.53 and pad_bytes("fp8", 1.1) == 1.1
+
+
+def test_mla_decode_stays_memory_bound_on_a_low_flop_gpu() -> None:
+    """DeepSeek-V3 TP8 at batch 256, 2k context: every rank reads the whole latent (~9 ms on
+    H20's 4 TB/s). TensorRT-LLM's fitted prefill attention efficiency (0.3) made the absorbed
+    decode compute-bound on H20 (148 TFLOP/s): slower than H100, whose bandwidth is lower."""
+    model, lay = get_model("deepseek-v3"), Layout(tp=8)
+    h20, h100 = (CostModel(model, get_gpu(g), lay, "trtllm") for g in ("h20", "h100-sxm"))
+    assert h20.decode_step(256, 2048) < h100.decode_step(256, 2048)

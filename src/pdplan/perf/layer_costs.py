@@ -139,6 +139,13 @@ def add_token_parts(
         parts.comm += count * links.all_reduce(t_grp * h * ACT, lay.tp)
 
 
+# FlashMLA decode: 660 of H800's 989 dense BF16 TFLOP/s in its compute-bound setting (DeepSeek
+# FlashMLA README, 2025-02) = 0.67; taken as 0.6. TensorRT-LLM's fitted attn_eta (0.3, its lower
+# bound: its prefill attention) made DeepSeek-V3 TP8 decode at batch 256 compute-bound on H20
+# (25 ms where the latent's read takes ~9 ms, and H100 needs 19 ms)
+DECODE_ATTN_ETA = 0.6
+
+
 def attn_coeffs(
     model: ModelSpec, kind: str, lay: Layout, eff: Efficiency, hw: Hardware
 ) -> tuple[float, float]:
@@ -170,7 +177,11 @@ def attn_coeffs(
         df = pf
         kv = max(1.0, g.num_kv_heads / lay.tp) * g.kv_width * hw.kvb  # KV heads replicate
     per_pair = pf / (hw.attn_flops * eff.attn_eta)
-    per_ctx = max(df / (hw.attn_flops * eff.attn_eta), kv / (hw.hbm * eff.attn_mem_eta))
+    # decode kernels (FlashMLA, XQA, FlashInfer decode) keep at least DECODE_ATTN_ETA of peak
+    # where the fitted attn_eta (prefill's) sits lower: only MLA decode, ~100x the FLOPs per
+    # byte of GQA, is ever compute-bound, and only on low-FLOP GPUs (H20)
+    dec_eta = max(eff.attn_eta, DECODE_ATTN_ETA)
+    per_ctx = max(df / (hw.attn_flops * dec_eta), kv / (hw.hbm * eff.attn_mem_eta))
     return per_pair, per_ctx
 
 
