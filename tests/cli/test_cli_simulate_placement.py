@@ -25,3 +25,11 @@ def test_the_cli_says_when_local_pairing_has_no_local_decode(
     agg = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h200", "--deployment", "tp2x2",
            "--workload", "poisson:rate=5,n=20", "--placement", "mixed"]  # fmt: skip
     assert main(agg) == 2 and "--placement mixed: only a disaggregated" in capsys.readouterr().err
+
+
+def test_the_note_names_different_gpus_as_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h200", "--deployment",
+            "2P:tp2@h100+2D:tp2", "--workload", "poisson:rate=5,n=30,isl=2000,osl=8",
+            "--pairing", "local", "--placement", "mixed", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    assert "different GPU types, which never share a node" in capsys.readouterr().err

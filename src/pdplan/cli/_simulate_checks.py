@@ -56,11 +56,14 @@ def locality_note(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
     p_nodes = {i.node for i in instances if i.role == "prefill"}
     if p_nodes & {i.node for i in instances if i.role == "decode"}:
         return
-    hint = (
-        "add --placement mixed"
-        if o["placement"] == "packed"
-        else "the instances are too large to share a node"
-    )
+    hw = {role: {i.name.partition("@")[2] for i in instances if i.role == role}
+          for role in ("prefill", "decode")}  # fmt: skip
+    if not hw["prefill"] & hw["decode"]:
+        hint = "prefill and decode run on different GPU types, which never share a node"
+    elif o["placement"] == "packed":
+        hint = "add --placement mixed"
+    else:
+        hint = "the instances are too large to share a node"
     warn(
         f"--pairing local: no prefill instance shares a node with a decode instance "
         f"(--placement {o['placement']}), so it pairs as least_tokens and every KV transfer "
