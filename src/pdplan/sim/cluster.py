@@ -28,7 +28,8 @@ class Simulator(HandoffMixin, SwitchingMixin):
 
     __slots__ = tuple(
         "_evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t _least_pair "
-        "_least_route _next _parked _detours _seq _times _times_l _unrouted _until area arrivals "
+        "_least_route _next _parked _detours _pending_roles _seq _times _times_l _unrouted "
+        "_until area arrivals "
         "cap_limit cfg d_cands drop_reasons dropped finished inst itl loop n_issued_max net "
         "nsys p_cands pairer preemptions req pf_caches router switch_log t_left tracer wl ".split()
     )
@@ -57,6 +58,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
         self._parked: dict[int, float] = {}  # prefilled, no decode instance to go to: rid ->
         # when it parked (handoff)
         self._detours = Detours()  # parked / restarted requests, for the time averages
+        self._pending_roles: dict[int, str] = {}  # instance -> role asked for mid-switch
         self._evicted: dict[int, float] = {}  # preempted rid -> its last token's time, s
         self._out_of_batch: dict[int, float] = {}  # rid -> s evicted, until back in a batch
         self._frozen_ticks = 0  # policy ticks in a row with nothing in flight (switching)

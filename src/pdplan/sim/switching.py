@@ -20,16 +20,26 @@ MAX_FROZEN = 1000  # policy ticks with nothing in flight and no switch before a 
 
 class SwitchingMixin:
     """Methods of Simulator: a switch drains the instance, takes it offline for
-    switch_cost_s, then it rejoins the candidates in its new role."""
+    switch_cost_s, then it rejoins the candidates in its new role. A switch asked for while
+    another is under way on the instance waits for it (Simulator._pending_roles); asking
+    again for the role it is already going to does nothing."""
 
     __slots__ = ()
 
     def _begin_switch(self: Simulator, sw: RoleSwitch) -> None:
         inst = self.inst[sw.instance]
-        if inst.role == sw.role or inst.role == "agg":
+        if inst.role == "agg":
             return
         if self.finished + self.dropped >= self.n_issued_max:
             return  # every request is done: the run is over, a later switch does not happen
+        if inst.draining or inst.offline:  # under way: the latest wish runs after it
+            if sw.role == inst.next_role:
+                self._pending_roles.pop(inst.idx, None)
+            else:
+                self._pending_roles[inst.idx] = sw.role
+            return
+        if inst.role == sw.role:
+            return
         inst.draining, inst.next_role = True, sw.role
         self._refresh_candidates()
         if not inst.busy:
@@ -37,6 +47,8 @@ class SwitchingMixin:
 
     def check_drained(self: Simulator, inst: Instance) -> None:
         """Called by an idle draining instance: go offline for switch_cost_s once empty."""
+        if not inst.draining:
+            return
         if self._parked and inst.role == "prefill" and self._unpark_from(inst) and inst.pq:
             inst.kick()  # KV held for parked requests had blocked its queued prompts
             return
@@ -65,6 +77,9 @@ class SwitchingMixin:
             self._route(self._unrouted.popleft())
         if self._parked:
             self._pair_parked()
+        then = self._pending_roles.pop(inst.idx, None)  # asked for while this one ran
+        if then is not None and then != inst.role:
+            self._begin_switch(RoleSwitch(self.loop.now, inst.idx, then))
 
     def _policy_tick(self: Simulator, _: object) -> None:
         pol = self.cfg.policy
