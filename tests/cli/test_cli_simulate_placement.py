@@ -33,3 +33,18 @@ def test_the_note_names_different_gpus_as_the_reason(capsys: pytest.CaptureFixtu
             "--pairing", "local", "--placement", "mixed", "--json"]  # fmt: skip
     assert main(argv) == 0
     assert "different GPU types, which never share a node" in capsys.readouterr().err
+
+
+def test_the_note_names_decode_instances_local_pairing_leaves_idle(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # one tp2 prefill and five tp2 decodes: 12 GPUs on two 8-GPU nodes; the prefill's node
+    # holds decodes of its own, so the decodes on the other node never get a request
+    argv = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h200", "--deployment",
+            "1P:tp2+5D:tp2", "--workload", "poisson:rate=5,n=30,isl=2000,osl=8",
+            "--pairing", "local", "--placement", "mixed", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "decode1:tp2, decode3:tp2 share no node with a prefill instance" in out.err
+    busy = {i["name"]: i["utilisation"] for i in json.loads(out.out)["instances"]}
+    assert busy["decode1:tp2"] == busy["decode3:tp2"] == 0.0 < busy["decode0:tp2"]

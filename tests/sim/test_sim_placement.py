@@ -39,6 +39,16 @@ def test_mixed_interleaves_roles_in_proportion() -> None:
     assert per == {0: Counter(prefill=1, decode=2), 1: Counter(prefill=1, decode=2)}
 
 
+def test_mixed_gives_every_node_its_share_of_each_role() -> None:
+    # 2P:tp2+6D:tp1 (10 GPUs, 2 nodes): interleaving by position put both prefills on node 0
+    # and left node 1's decodes unreachable for --pairing local; each node gets one now
+    items = _items([("prefill", 2, 2), ("decode", 6, 1)])
+    per = _roles_per_node(items, place(items, "mixed"))
+    assert per == {0: Counter(prefill=1, decode=3), 1: Counter(prefill=1, decode=3)}
+    items = _items([("prefill", 2, 4), ("decode", 1, 8)])  # nothing shares: 2 nodes, not 3
+    assert sorted(set(place(items, "mixed"))) == [0, 1]
+
+
 def test_mixed_keeps_hardware_apart_and_big_instances_whole() -> None:
     items = _items([("prefill", 2, 4)], "h100") + _items([("decode", 2, 4)], "h200")
     nodes = place(items, "mixed")

@@ -57,3 +57,27 @@ def test_insert_at_completion_keeps_lru_eviction() -> None:
     inst = (InstanceSpec("agg", STEP, prefix_cache_blocks=8),)
     res = simulate(SimConfig(instances=inst, routing="prefix"), wl)
     assert list(res.columns["hit"]) == [0, 0, 2047, 0, 0, 2047]
+
+
+def test_a_role_switch_empties_the_prefix_cache() -> None:
+    """Instance 0 prefills the shared prefix, serves as decode from 20 s (its KV pool holds
+    decodes then) and is prefill again from 30 s: the first prompt after that misses (its old
+    LRU claimed a hit), the next hits. Instance 1, decode with a cache (as `pdplan simulate
+    --prefix-cache` gives every instance one), serves as prefill from 20 to 30 s: a miss, then
+    a hit on what it prefilled itself."""
+    from pdplan.sim import RoleSwitch
+
+    insts = (
+        InstanceSpec("prefill", STEP, prefix_cache_blocks=100),
+        InstanceSpec("decode", STEP, node=1, prefix_cache_blocks=100),
+        InstanceSpec("decode", STEP, node=2),
+    )
+    sw = (
+        RoleSwitch(20.0, 0, "decode"), RoleSwitch(20.0, 1, "prefill"),
+        RoleSwitch(30.0, 0, "prefill"), RoleSwitch(30.0, 1, "decode"),
+    )  # fmt: skip
+    wl = _same_prefix([0.0, 5.0, 22.0, 25.0, 40.0, 45.0], [[1, 2, 3, 4]] * 6)
+    res = simulate(SimConfig(instances=insts, switches=sw, switch_cost_s=1.0), wl)
+    c = res.columns
+    assert list(c["p_inst"]) == [0, 0, 1, 1, 0, 0]
+    assert list(c["hit"]) == [0, 2047, 0, 2047, 0, 2047]  # all blocks but the last token

@@ -54,7 +54,16 @@ def locality_note(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
     if o["pairing"] != "local":
         return
     p_nodes = {i.node for i in instances if i.role == "prefill"}
-    if p_nodes & {i.node for i in instances if i.role == "decode"}:
+    d_nodes = {i.node for i in instances if i.role == "decode"}
+    if p_nodes & d_nodes:
+        if p_nodes <= d_nodes:  # every prefill pairs at home: decodes elsewhere get nothing
+            idle = [i.name for i in instances if i.role == "decode" and i.node not in p_nodes]
+            if idle:
+                warn(
+                    f"--pairing local: {', '.join(idle)} share no node with a prefill "
+                    "instance and every prefill instance has a decode instance on its own "
+                    "node, so they will get no requests (until a role switch changes that)"
+                )
         return
     hw = {role: {i.name.partition("@")[2] for i in instances if i.role == role}
           for role in ("prefill", "decode")}  # fmt: skip

@@ -59,9 +59,10 @@ def _switch(spec: str, names: dict[str, int], n: int) -> tuple[float, int, str]:
 
 
 def prefix_caches(instances: tuple[Any, ...], wl: Any, setting: str) -> tuple[Any, ...]:
-    """Give prefill and aggregated instances an LRU prefix cache: 'off', 'auto' (the whole KV
-    pool, in the trace's blocks: vLLM / SGLang keep finished prompts' blocks in the KV cache
-    until running requests need them, so this is an upper bound) or a number of blocks."""
+    """Give every instance an LRU prefix cache: 'off', 'auto' (the whole KV pool, in the
+    trace's blocks: vLLM / SGLang keep finished prompts' blocks in the KV cache until running
+    requests need them, so this is an upper bound) or a number of blocks. A decode instance
+    uses its own only while a role switch makes it a prefill instance (it starts empty)."""
     from dataclasses import replace
 
     setting = setting.strip().lower()
@@ -83,8 +84,5 @@ def prefix_caches(instances: tuple[Any, ...], wl: Any, setting: str) -> tuple[An
                 f"{pool[name]:,} blocks of {wl.block_tokens} tokens; cached prefixes live in "
                 "it); use auto for the whole pool, or fewer blocks"
             )
-    blocks = {n: int(setting) if setting != "auto" else b for n, b in pool.items()}
-    return tuple(
-        i if i.role == "decode" else replace(i, prefix_cache_blocks=blocks[i.name])
-        for i in instances
-    )
+    blocks = {n: min(int(setting), b) if setting != "auto" else b for n, b in pool.items()}
+    return tuple(replace(i, prefix_cache_blocks=blocks[i.name]) for i in instances)

@@ -40,6 +40,11 @@ class PrefixCache:
             self._lru.move_to_end(h)
         return n
 
+    def clear(self) -> None:
+        """Forget every block (the instance's KV pool was given to another role); the hit
+        and lookup counts stay."""
+        self._lru.clear()
+
     def insert(self, hashes: Sequence[int]) -> None:
         """Cache all blocks of a prefilled prompt, evicting least-recently-used blocks."""
         lru = self._lru

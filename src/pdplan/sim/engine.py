@@ -288,7 +288,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
             self._started.discard(rid)
             self.prefilling -= 1
             r.ctx0[rid] = done
-            if self.cache is not None and sim._hashes:
+            if self.cache is not None and sim._hashes and self.role != "decode":
                 # blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
                 # prompt's blocks go in at its last chunk, not chunk by chunk
                 self.cache.insert(sim.wl.hashes(rid).tolist())

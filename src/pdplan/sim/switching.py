@@ -70,6 +70,8 @@ class SwitchingMixin:
     def _end_switch(self: Simulator, inst: Instance) -> None:
         inst.offline = False
         inst.role = inst.next_role or inst.role
+        if inst.cache is not None:  # its KV pool served the other role: nothing cached is left
+            inst.cache.clear()
         inst.next_role = None
         self.switch_log.append((self.loop.now, inst.idx, inst.role))
         self._refresh_candidates()
