@@ -173,7 +173,8 @@ def register(app: typer.Typer) -> None:
         prefix_cache: str = typer.Option(
             "off",
             "--prefix-cache",
-            help="LRU prefix cache per prefill / agg instance, for traces with block hashes: "
+            help="LRU prefix cache per prefill / agg instance (a decode instance's serves when "
+            "a switch makes it prefill; a switch empties it), for traces with block hashes: "
             "off, auto (the instance's KV pool) or a number of blocks",
         ),
         switch: list[str] = typer.Option(
