@@ -40,3 +40,13 @@ def test_equivalent_ids(hf_id: str, key: str, dtype: str) -> None:
 def test_llama_33_has_the_31_shape() -> None:
     a, b = get_model("meta-llama/Llama-3.3-70B-Instruct"), get_model("llama-3.1-70b")
     assert a.total_params == b.total_params and a.kv_bytes_per_token() == b.kv_bytes_per_token()
+
+
+def test_every_presets_own_hf_id_resolves_to_it() -> None:
+    # "nvidia/Llama-3_3-Nemotron-Super-49B-v1" (underscores for dots) named no preset
+    from pdplan.catalog.models import list_models
+
+    for key in list_models():
+        hf_id = get_model(key).hf_id
+        if hf_id:
+            assert get_model(hf_id).name == key, (key, hf_id)

@@ -56,6 +56,12 @@ def _mistral(
     return {**cfg, "head_dim": 128, "sliding_window": None, **kw}
 
 
+def _qwen3(h: int, n: int, heads: int, inter: int, **kw: Any) -> dict:
+    # Qwen3 dense: 8 KV heads of 128, vocab 151936, 40960 context (NeMo Qwen3Config)
+    cfg = _dense("Qwen3ForCausalLM", "qwen3", h, n, heads, 8, inter, 151936, 40960)
+    return {**cfg, "head_dim": 128, **kw}
+
+
 def _phi3(h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int, **kw: Any) -> dict:
     return {**_dense("Phi3ForCausalLM", "phi3", h, n, heads, kv, inter, vocab, ctx), **kw}
 
@@ -91,6 +97,10 @@ def _phi3(h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int,
 #   defaults 262208 / 131072, as NeMo Gemma3Config has them.
 # - Phi-4: microsoft/phi-4 config.json copy (OpenMOSE/RWKV-LM-RLHF main/tokenizer/phi-4)
 #   + bitnet phi4 config copy. Phi-3.5-mini: mlc-llm phi-3_5 + RWKV-LM-RLHF phi3.5 copy.
+# - Qwen3-4B / 14B: NVIDIA NeMo nemo/collections/llm/gpt/model/qwen3.py (Qwen3Config4B: 36
+#   layers, 2560 hidden, 32 heads, FFN 9728, tied embeddings; Qwen3Config14B: 40 / 5120 / 40 /
+#   17408; base: 8 KV groups of 128, vocab 151936, 40960 positions); its Qwen3Config8B and 32B
+#   equal the Qwen3-8B / 32B config.json files in ../shared, which vouches for the source.
 POPULAR_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "qwen2.5-0.5b": (
         "Qwen/Qwen2.5-0.5B-Instruct",
@@ -165,6 +175,8 @@ POPULAR_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
         "microsoft/Phi-3.5-mini-instruct",
         _phi3(3072, 32, 32, 32, 8192, 32064, 131072, sliding_window=262144),
     ),
+    "qwen3-4b": ("Qwen/Qwen3-4B", _qwen3(2560, 36, 32, 9728, tie_word_embeddings=True)),
+    "qwen3-14b": ("Qwen/Qwen3-14B", _qwen3(5120, 40, 40, 17408)),
 }
 
 # Gemma 2 / 3: the hub's config.json files leave out layer_types (Gemma 2), vocab_size and
@@ -236,6 +248,8 @@ CARD_PARAMS_B: dict[str, float] = {
     "gemma-3-27b": 27.4 - 0.42,
     "phi-4": 14.7,
     "phi-3.5-mini": 3.82,
+    "qwen3-4b": 4.0,  # Qwen3-4B card: "Number of Parameters: 4.0B"
+    "qwen3-14b": 14.8,  # Qwen3-14B card: "Number of Parameters: 14.8B"
 }
 
 NEW_KEYS = sorted([*POPULAR_CONFIGS, *GEMMA])

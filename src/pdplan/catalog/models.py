@@ -131,6 +131,14 @@ def list_models() -> list[str]:
     return sorted(MODEL_PRESETS)
 
 
+# each preset's HF id, spelled as resolve_model_name spells what it is given -> the preset
+_HF_BASES: dict[str, str] = {
+    re.sub(r"[\s_]+", "-", str(v["hf_id"]).strip().lower()).rsplit("/", 1)[-1]: k
+    for k, v in MODEL_PRESETS.items()
+    if v.get("hf_id")
+}
+
+
 def resolve_model_name(name: str) -> tuple[str, str | None] | None:
     """(preset key, weight dtype override or None) for a key or HF id, or None if unknown.
 
@@ -145,6 +153,9 @@ def resolve_model_name(name: str) -> tuple[str, str | None] | None:
     changed = True
     while changed and base not in MODEL_PRESETS:
         changed = False
+        if base in _HF_BASES:  # a preset's own HF id ("Llama-3_3-Nemotron-Super-49B-v1")
+            base, changed = _HF_BASES[base], True
+            continue
         if base in _ALIASES:
             base, changed = _ALIASES[base], True
             continue
