@@ -19,6 +19,8 @@ from pdplan.catalog import get_model
         ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b", "bf16"),
         ("MiniMaxAI/MiniMax-M2", "minimax-m2.5", "fp8"),
         ("MiniMaxAI/MiniMax-M2.1", "minimax-m2.5", "fp8"),
+        ("mistralai/Mistral-Large-Instruct-2411", "mistral-large-2407", "bf16"),
+        ("Qwen/Qwen3-14B-FP8", "qwen3-14b", "fp8"),
         # underscores / spaces for hyphens, and InferenceMAX's short names
         ("deepseek_r1", "deepseek-r1", "fp8"),
         ("gpt_oss_120b", "gpt-oss-120b", "mxfp4"),

@@ -93,6 +93,8 @@ _ALIASES: dict[str, str] = {
     # Mistral-7B v0.1 slides a 4096 window on every layer; v0.2 / v0.3 do not ("mistral-7b")
     "mistral-7b-instruct-v0.1": "mistral-7b-v0.1",
     "mistral-large-instruct-2407": "mistral-large-2407",
+    # Large 2411 is the same 123B "Mistral Large 2" (llama.cpp supported it without a change)
+    "mistral-large-instruct-2411": "mistral-large-2407",
     "mistral-nemo": "mistral-nemo-12b",
 }
 
