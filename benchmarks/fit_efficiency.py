@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from pdplan.catalog import get_gpu, get_model
-from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import get_efficiency
 from pdplan.perf.estimate import estimate_agg
 from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import plan_memory
 from pdplan.plan.accuracy import kv_dtype_for
+from pdplan.plan.row_spec import row_cost_model
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "calibration"
 # name: (low, high, log-scale?) -- the physical bounds documented in efficiency.yaml
@@ -111,16 +111,7 @@ def predict(rows, eff) -> np.ndarray:  # type: ignore[no-untyped-def]
     for i, (r, m, g) in enumerate(rows):
         kvd = kv_dtype_for(r)
         try:
-            cm = CostModel(
-                m,
-                g,
-                r.layout,
-                r.backend,
-                r.weight_dtype,
-                kvd,
-                moe_dtype=r.moe_dtype,
-                eff=_on_gpu(eff, r, g),
-            )
+            cm = row_cost_model(r, m, g, r.layout, _on_gpu(eff, r, g))
             mem = plan_memory(
                 m, g, r.layout, r.weight_dtype, kvd, moe_dtype=r.moe_dtype, context=r.isl + r.osl
             )

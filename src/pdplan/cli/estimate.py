@@ -93,6 +93,12 @@ def estimate_cmd(
         help="benchmark length in rounds of C requests; its start-up burst is averaged into "
         "TTFT (default: the engine's calibrated value; a large value gives pure steady state)",
     ),
+    spec_decode: str | None = typer.Option(
+        None,
+        "--spec-decode",
+        help="speculative decoding METHOD:K[:ACCEPTANCE] (mtp or eagle, K draft tokens a "
+        "step, each accepted with probability ACCEPTANCE, default 0.7); TPOT per token",
+    ),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Predict TTFT and TPOT at steady state (what fixed-concurrency benchmarks measure)."""
@@ -129,6 +135,7 @@ def estimate_cmd(
         "weight_dtype": weight_dtype,
         "kv_dtype": kv_dtype,
         "rounds": rounds,
+        "spec_decode": spec_decode,
     }
     out = _estimate(spec, g, lays, kw)
     out["warnings"] = said  # also on stderr, as `pdplan ratio` gives them

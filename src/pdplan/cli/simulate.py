@@ -25,7 +25,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     cluster = build_cluster(
         model, gpu, deployment, o["engine"], weight_dtype=o["weight_dtype"],
         kv_dtype=o["kv_dtype"], chunk=o["chunk"], max_batch=o["max_batch"],
-        placement=o["placement"],
+        placement=o["placement"], spec_decode=o["spec_decode"],
     )  # fmt: skip
     for text in cluster.warnings:
         warn(text)
@@ -144,6 +144,13 @@ def register(app: typer.Typer) -> None:
             help="bf16, fp8, fp4 (NVFP4), mxfp4, int4, w4a8 (default: the model's)",
         ),
         kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype: bf16, fp8"),
+        spec_decode: str = typer.Option(
+            None,
+            "--spec-decode",
+            help="speculative decoding METHOD:K[:ACCEPTANCE]: mtp or eagle, K draft tokens a "
+            "step, each accepted with probability ACCEPTANCE (default 0.7: DeepSeek-R1 MTP's "
+            "2.5 tokens a step at K=3); TPOT / ITL are per accepted token",
+        ),
         max_batch: int = typer.Option(
             None,
             "--max-batch",
@@ -246,6 +253,6 @@ def register(app: typer.Typer) -> None:
             "prefix_cache": prefix_cache, "switch": switch, "switch_cost": switch_cost,
             "timeline_out": timeline_out, "sample_interval": sample_interval, "rate": rate,
             "clients": clients, "fmt": fmt, "mapping": mapping, "skip_bad": skip_bad,
-            "seed": seed, "placement": placement,
+            "seed": seed, "placement": placement, "spec_decode": spec_decode,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)

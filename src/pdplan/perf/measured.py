@@ -13,6 +13,7 @@ from pdplan.catalog.gpus import get_gpu
 from pdplan.errors import ConfigError, InputError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.efficiency import canonical_engine
+from pdplan.perf.spec_decode import parse_spec
 
 __all__ = ["MeasuredRow", "quant_to_dtype", "read_measured"]
 
@@ -108,6 +109,9 @@ class MeasuredRow:
     ttft_ms: float
     tpot_ms: float
     source: str = ""  # silicon_data_source: where and how the row was measured (free text)
+    # speculative decoding the row ran with, 'METHOD:K[:ACCEPTANCE]' or 'none' (optional
+    # column spec_decode, checked by perf.spec_decode.parse_spec); '' = not recorded
+    spec_decode: str = ""
 
 
 def _int(row: dict[str, str], key: str, default: int | None = None) -> int | None:
@@ -241,7 +245,17 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
         ttft_ms=ttft,
         tpot_ms=tpot,
         source=(row.get("silicon_data_source") or "").strip(),
+        spec_decode=_spec_decode(row),
     )
+
+
+def _spec_decode(row: dict[str, str]) -> str:
+    text = (row.get("spec_decode") or "").strip().lower()
+    try:
+        parse_spec(text)  # checked here, so a bad value names its line
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return text
 
 
 def read_measured(path: str | Path) -> Iterator[MeasuredRow | tuple[int, str]]:

@@ -27,6 +27,7 @@ from pdplan.plan.row_setup import (
     is_inferencemax,
     kv_dtype_for,
 )
+from pdplan.plan.row_spec import row_cost_model
 
 __all__ = [
     "INFERENCEMAX_MARKERS",
@@ -89,15 +90,7 @@ def prediction_record(p: Prediction) -> dict[str, object]:
 
 
 def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
-    return CostModel(
-        model,
-        gpu,
-        layout,
-        row.backend,
-        row.weight_dtype,
-        kv_dtype_for(row),
-        moe_dtype=row.moe_dtype,
-    )
+    return row_cost_model(row, model, gpu, layout)
 
 
 def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:

@@ -20,6 +20,7 @@ from pdplan.plan.accuracy import (
     is_inferencemax,
     kv_dtype_for,
 )
+from pdplan.plan.row_spec import row_cost_model
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
 __all__ = [
@@ -69,9 +70,7 @@ def _instance(
         raise ConfigError(f"row has no {layout_kind} layout")
     check_row_layouts(row, model, gpu)
     kvd = kv_dtype_for(row)
-    cm = CostModel(
-        model, gpu, lay, row.backend, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, eff=eff
-    )
+    cm = row_cost_model(row, model, gpu, lay, eff)
     frac, of_free = engine_kv_memory(row.backend)
     mem = plan_memory(
         model,

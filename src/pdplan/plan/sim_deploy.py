@@ -16,6 +16,7 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.perf.spec_decode import SpecCostModel, SpecDecode, parse_spec
 from pdplan.sim import Arrivals, InstanceSpec, Pool, SimConfig, SimResult, build_instances
 from pdplan.sim import simulate as run_sim
 from pdplan.sim.deploy import parse_deployment
@@ -71,6 +72,7 @@ def build_cluster(
     chunk: int | None = None,
     max_batch: int | None = None,
     placement: str = "packed",
+    spec_decode: str | None = None,
 ) -> Cluster:
     """Instances of `deployment` ('tp4x2', '4P:tp4+8D:tp8', '@GPU' per pool) of `model` on
     `gpu` served by `engine`. Every layout is checked on its GPU (TP must divide the heads,
@@ -78,8 +80,10 @@ def build_cluster(
     engine's mixed-step budget (vLLM, TensorRT-LLM), a prefill-first engine's prefill-step
     cap (SGLang); max_batch: most running sequences per instance; else the engine's;
     placement: "packed" (pool after pool on the nodes) or "mixed" (P and D share nodes, so a
-    local pairing moves KV over NVLink; sim.placement)."""
+    local pairing moves KV over NVLink; sim.placement); spec_decode: 'METHOD:K[:ACCEPTANCE]'
+    (perf.spec_decode.parse_spec), every instance decodes speculatively."""
     m = get_model(model)
+    spec = parse_spec(spec_decode or "")
     default = get_gpu(gpu)
     hw = cache(lambda name: get_gpu(name) if name else default)
     eff = get_efficiency(engine, default.name, default.hbm_gib)  # the engine's, on this GPU
@@ -88,7 +92,7 @@ def build_cluster(
         replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default.name else p
         for p in parse_deployment(deployment)
     )
-    make = partial(_make, m, hw, engine, weight_dtype, kv_dtype, warned)
+    make = partial(_make, m, hw, engine, weight_dtype, kv_dtype, warned, spec)
     kw: dict[str, Any] = {}
     if chunk and eff.chunked:
         kw["chunk_budget"] = chunk  # else agg pools chunk at the engine's budget (x DP)
@@ -119,13 +123,14 @@ def simulate_deployment(
     weight_dtype: str | None = None,
     kv_dtype: str = "bf16",
     placement: str = "packed",
+    spec_decode: str | None = None,
     **config: Any,
 ) -> SimResult:
     """Simulate `workload` on `deployment` of `model` on `gpu` with `engine`, as `pdplan
     simulate` does; `config` goes to SimConfig (routing, preemption, seed, SLOs, ...)."""
     cluster = build_cluster(
         model, gpu, deployment, engine, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-        placement=placement,
+        placement=placement, spec_decode=spec_decode,
     )  # fmt: skip
     return run_sim(cluster.config(**config), workload, arrivals)
 
@@ -137,6 +142,7 @@ def _make(
     weight_dtype: str | None,
     kv_dtype: str,
     warned: dict[str, None],
+    spec: SpecDecode | None,
     role: str,
     layout: Layout,
     on: str | None = None,
@@ -149,7 +155,9 @@ def _make(
         warned[f"layout {layout} on {g.name}: {text}"] = None
     frac, of_free = engine_kv_memory(engine)
     mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free)
-    return CostModel(m, g, layout, engine, weight_dtype, kv_dtype), int(mem.kv_capacity_tokens)
+    args = (m, g, layout, engine, weight_dtype, kv_dtype)
+    cm = CostModel(*args) if spec is None else SpecCostModel(*args, spec=spec)
+    return cm, int(mem.kv_capacity_tokens)
 
 
 def _links(g: Any) -> dict[str, float]:

@@ -13,6 +13,7 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.memory import plan_memory
+from pdplan.perf.spec_decode import SpecCostModel, parse_spec
 
 __all__ = ["estimate_deployment", "layout_warnings", "valid_layout"]
 
@@ -43,10 +44,16 @@ def layout_warnings(model: ModelSpec, gpu: GPUSpec, runs: list[tuple[Layout, int
     return list(dict.fromkeys(out))
 
 
+def _cost(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> CostModel:
+    """The decoding instance's cost model (speculative when kw["spec"] says so)."""
+    args = (m, g, lay, kw["engine"], kw["weight_dtype"], kw["kv_dtype"])
+    return CostModel(*args) if kw["spec"] is None else SpecCostModel(*args, spec=kw["spec"])
+
+
 def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str, Any]:
     isl, osl, wd, kvd = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"]
     mem = plan_memory(m, g, lay, wd, kvd, context=isl + osl)
-    cm = CostModel(m, g, lay, kw["engine"], wd, kvd)
+    cm = _cost(m, g, lay, kw)
     est = estimate_agg(
         cm,
         isl,
@@ -72,9 +79,9 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
         )
     dmem = plan_memory(m, g, dl, wd, kvd, context=isl + osl)
     xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
-    dcm = CostModel(m, g, dl, eng, wd, kvd)
+    dcm = _cost(m, g, dl, kw)
     est = estimate_disagg(
-        CostModel(m, g, pl, eng, wd, kvd),
+        CostModel(m, g, pl, eng, wd, kvd),  # a prefill instance does not decode
         dcm,
         isl,
         osl,
@@ -114,11 +121,14 @@ def estimate_deployment(
     weight_dtype: str | None = None,
     kv_dtype: str = "bf16",
     rounds: float | None = None,
+    spec_decode: str | None = None,
 ) -> dict[str, Any]:
     """Steady state of C closed-loop clients at fixed ISL/OSL. Aggregated when both
-    prefill_layout and decode_layout are None, else disaggregated. JSON-able dict (the
+    prefill_layout and decode_layout are None, else disaggregated; spec_decode
+    'METHOD:K[:ACCEPTANCE]' decodes speculatively (perf.spec_decode). JSON-able dict (the
     Estimate object under "est" is replaced by its dict under "estimate")."""
     kw = {
+        "spec": parse_spec(spec_decode or ""),
         "isl": isl,
         "osl": osl,
         "concurrency": concurrency,
