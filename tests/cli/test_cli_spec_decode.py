@@ -48,3 +48,15 @@ def test_bad_values_name_the_problem(
         assert main([*cmd, "--spec-decode", value]) == 2
         err = capsys.readouterr().err
         assert says in err and "Traceback" not in err
+
+
+def test_ratio_needs_fewer_decode_gpus_with_drafts(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ("ratio", "--model", "llama-3.1-8b", "--gpu", "h100", "--json")
+    plain = _json(capsys, *base)
+    mtp = _json(capsys, *base, "--spec-decode", "eagle:3")
+    assert mtp["decode_tps"] > plain["decode_tps"]
+    assert mtp["ratio"] > plain["ratio"]  # prefill : decode GPUs
+    assert any("tokens a step" in n for n in mtp["notes"])
+    assert main(["ratio", "--prefill-tps", "8000", "--decode-tps", "2000",
+                 "--spec-decode", "mtp:3"]) == 2  # fmt: skip
+    assert "--spec-decode only applies" in capsys.readouterr().err

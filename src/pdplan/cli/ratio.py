@@ -11,9 +11,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import emit, kv_table, lengths_context_warning, refuse_ignored, warn
+from pdplan.cli._common import emit, kv_table, lengths_context_warning, refuse_ignored
 from pdplan.errors import ConfigError
-from pdplan.plan.layout_pick import DEFAULT_LAYOUT, KV_BATCH_CAP, KVNeed
+from pdplan.plan.layout_pick import DEFAULT_LAYOUT, KV_BATCH_CAP
+
+from ._ratio_setup import instances as _instances
 
 __all__ = ["register"]
 
@@ -50,45 +52,6 @@ def _numbers_mode(
     return data
 
 
-def _layout(
-    opts: dict[str, Any], key: str, spec: Any, gpu: Any, picked: list[str], need: KVNeed
-) -> Any:
-    """The --prefill-layout / --decode-layout given (valid, and holding the weights and KV for
-    one prompt (ISL) or request (ISL + OSL): plan.layout_fit.require_fit, as estimate asks),
-    else the default holding `need`'s KV room (plan.layout_pick.default_layout)."""
-    from pdplan.plan.layout_fit import require_fit
-    from pdplan.plan.layout_pick import default_layout
-    from pdplan.plan.steady import valid_layout
-
-    if not opts[key]:
-        return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need)
-    lay = valid_layout(spec, gpu, opts[key])
-    option = "--" + key.replace("_", "-")
-    require_fit(spec, gpu, lay, option, kv_dtype=opts["kv_dtype"], tokens=need.tokens,
-                what=need.what())  # fmt: skip
-    return lay
-
-
-def _instances(
-    opts: dict[str, Any], spec: Any, gpu: Any, picked: list[str], said: list[str]
-) -> tuple:
-    """(prefill layout, decode layout, their cost models, decode KV capacity in tokens); a
-    default layout's why goes to `picked`, the layouts' warnings to stderr and to `said`."""
-    from pdplan.perf.costmodel import CostModel
-    from pdplan.perf.memory import plan_memory
-    from pdplan.plan.steady import layout_warnings
-
-    kvd, isl = opts["kv_dtype"], round(opts["isl"])
-    tokens = round(opts["isl"] + opts["osl"])  # a decoding request's KV at its last token
-    lp = _layout(opts, "prefill_layout", spec, gpu, picked, KVNeed(isl, 1, "prefill"))
-    ld = _layout(opts, "decode_layout", spec, gpu, picked, KVNeed(tokens, KV_BATCH_CAP))
-    for w in layout_warnings(spec, gpu, [(lp, isl), (ld, tokens)]):
-        warn(w)  # e.g. TP wider than the scale-up domain, as `pdplan parallel` warns
-        said.append(w)
-    cm_p, cm_d = (CostModel(spec, gpu, x, engine=opts["engine"], kv_dtype=kvd) for x in (lp, ld))
-    return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
-
-
 def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.catalog.gpus import get_gpu
     from pdplan.catalog.models import get_model
@@ -120,6 +83,10 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     notes = out["notes"]
     pack = packing_note(res, loaded(round(res.gpu.isl)), cm_p)
     notes.insert(notes.index(res.notes[0]) + 1, pack)
+    if getattr(cm_d, "spec", None) is not None:
+        e = cm_d.spec.tokens_per_step
+        notes.append(f"decode drafts ({opts['spec_decode']}): {e:.2f} tokens a step; decode "
+                     "times are per accepted token (a step lasts that many)")  # fmt: skip
     bad = infeasible_note(res, f"{gpu.name} with decode {ld}")
     out["notes"] = ([bad] if bad else []) + picked + notes  # infeasible: the first line
     return out
@@ -222,6 +189,9 @@ def ratio_cmd(
     kv_dtype: str | None = typer.Option(
         None, "--kv-dtype", help=f"KV cache dtype (default {DEFAULT_KV_DTYPE})"
     ),
+    spec_decode: str | None = typer.Option(
+        None, "--spec-decode", help="decode drafts METHOD:K[:ACCEPTANCE], e.g. mtp:3"
+    ),
     lengths: Path | None = typer.Option(None, "--lengths", help="lengths / histogram / trace"),
     isl_dist: str | None = typer.Option(None, "--isl-dist", help="prompt lengths, '500,4000'"),
     rates: str | None = typer.Option(None, "--rates", help="QPS values for the sweep"),
@@ -236,7 +206,8 @@ def ratio_cmd(
     if prefill_tps is not None and decode_tps is not None:
         model_only = {"--model": model, "--gpu": gpu, "--tpot": tpot, "--engine": engine,
                       "--kv-dtype": kv_dtype, "--prefill-layout": prefill_layout,
-                      "--decode-layout": decode_layout, "--rates": rates}  # fmt: skip
+                      "--decode-layout": decode_layout, "--rates": rates,
+                      "--spec-decode": spec_decode}  # fmt: skip
         _refuse_ignored(model_only, isl, osl)
         assert isl is not None and osl is not None  # _refuse_ignored asks for them
         data = _numbers_mode(isl, osl, prefill_tps, decode_tps, rho, qps, _reading(lens))
@@ -248,7 +219,7 @@ def ratio_cmd(
             "decode_layout": decode_layout, "isl": SEED_ISL if isl is None else isl,
             "osl": SEED_OSL if osl is None else osl, "rho": rho, "qps": qps,
             "tpot": DEFAULT_TPOT_S if tpot is None else tpot, "rates": _rates(rates),
-            "kv_dtype": kv_dtype or DEFAULT_KV_DTYPE}  # fmt: skip
+            "kv_dtype": kv_dtype or DEFAULT_KV_DTYPE, "spec_decode": spec_decode}  # fmt: skip
     if importlib.util.find_spec("pdplan.perf.costmodel") is None:
         note = "cost model not available: using the seed's P=8000, D=2000 tok/s/GPU"
         data = _numbers_mode(opts["isl"], opts["osl"], SEED_P, SEED_D, rho, qps, note)

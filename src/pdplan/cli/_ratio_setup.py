@@ -1,0 +1,53 @@
+"""`pdplan ratio` set-up: the prefill and decode layouts and their cost models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pdplan.cli._common import warn
+from pdplan.plan.layout_pick import KV_BATCH_CAP, KVNeed
+
+__all__ = ["instances"]
+
+
+def _layout(
+    opts: dict[str, Any], key: str, spec: Any, gpu: Any, picked: list[str], need: KVNeed
+) -> Any:
+    """The --prefill-layout / --decode-layout given (valid, and holding the weights and KV for
+    one prompt (ISL) or request (ISL + OSL): plan.layout_fit.require_fit, as estimate asks),
+    else the default holding `need`'s KV room (plan.layout_pick.default_layout)."""
+    from pdplan.plan.layout_fit import require_fit
+    from pdplan.plan.layout_pick import default_layout
+    from pdplan.plan.steady import valid_layout
+
+    if not opts[key]:
+        return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need)
+    lay = valid_layout(spec, gpu, opts[key])
+    option = "--" + key.replace("_", "-")
+    require_fit(spec, gpu, lay, option, kv_dtype=opts["kv_dtype"], tokens=need.tokens,
+                what=need.what())  # fmt: skip
+    return lay
+
+
+def instances(
+    opts: dict[str, Any], spec: Any, gpu: Any, picked: list[str], said: list[str]
+) -> tuple:
+    """(prefill layout, decode layout, their cost models, decode KV capacity in tokens); a
+    default layout's why goes to `picked`, the layouts' warnings to stderr and to `said`."""
+    from pdplan.perf.costmodel import CostModel
+    from pdplan.perf.memory import plan_memory
+    from pdplan.perf.spec_decode import SpecCostModel, parse_spec
+    from pdplan.plan.steady import layout_warnings
+
+    kvd, isl = opts["kv_dtype"], round(opts["isl"])
+    tokens = round(opts["isl"] + opts["osl"])  # a decoding request's KV at its last token
+    lp = _layout(opts, "prefill_layout", spec, gpu, picked, KVNeed(isl, 1, "prefill"))
+    ld = _layout(opts, "decode_layout", spec, gpu, picked, KVNeed(tokens, KV_BATCH_CAP))
+    for w in layout_warnings(spec, gpu, [(lp, isl), (ld, tokens)]):
+        warn(w)  # e.g. TP wider than the scale-up domain, as `pdplan parallel` warns
+        said.append(w)
+    cm_p = CostModel(spec, gpu, lp, engine=opts["engine"], kv_dtype=kvd)
+    sd = parse_spec(opts["spec_decode"] or "")  # decode instances may draft (MTP / EAGLE)
+    cm_d = CostModel(spec, gpu, ld, opts["engine"], None, kvd) if sd is None else SpecCostModel(
+        spec, gpu, ld, opts["engine"], None, kvd, spec=sd)  # fmt: skip
+    return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
