@@ -124,3 +124,12 @@ def test_cost_model_is_speculative_only_when_the_row_is(tmp_path: Path) -> None:
     plain = _one(tmp_path, silicon_data_source="x; silicon_concurrency=4")
     assert plain.layout is not None
     assert not isinstance(row_cost_model(plain, m, g, plain.layout), SpecCostModel)
+
+
+def test_rows_record_says_how_the_row_was_decoded(tmp_path: Path) -> None:
+    from pdplan.plan.accuracy import prediction_record
+
+    mtp = prediction_record(predict_row(_one(tmp_path)))
+    assert mtp["spec_decode"] == "mtp:3:0.7"
+    plain = _one(tmp_path, silicon_data_source="x; silicon_concurrency=4")
+    assert prediction_record(predict_row(plain))["spec_decode"] == ""

@@ -27,7 +27,7 @@ from pdplan.plan.row_setup import (
     is_inferencemax,
     kv_dtype_for,
 )
-from pdplan.plan.row_spec import row_cost_model
+from pdplan.plan.row_spec import row_cost_model, row_spec
 
 __all__ = [
     "INFERENCEMAX_MARKERS",
@@ -64,6 +64,12 @@ class Prediction:
         return abs(self.tpot_ms - self.row.tpot_ms) / self.row.tpot_ms * 100.0
 
 
+def _spec_text(row: MeasuredRow) -> str:
+    """How the row was predicted to decode: 'mtp:3' style, '' for plain decoding."""
+    spec = row_spec(row)
+    return "" if spec is None else f"{spec.method}:{spec.draft_tokens}:{spec.acceptance:g}"
+
+
 def prediction_record(p: Prediction) -> dict[str, object]:
     """One predicted row as a flat record (pdplan accuracy --rows): setup, measured and
     predicted TTFT / TPOT in ms, and the absolute percentage errors."""
@@ -80,6 +86,7 @@ def prediction_record(p: Prediction) -> dict[str, object]:
         "isl": r.isl,
         "osl": r.osl,
         "concurrency": r.concurrency,
+        "spec_decode": _spec_text(r),
         "measured_ttft_ms": round(r.ttft_ms, 3),
         "predicted_ttft_ms": round(p.ttft_ms, 3),
         "ttft_ape": round(p.ttft_ape, 2),
