@@ -76,3 +76,16 @@ def test_verification_attention_counts_every_query() -> None:
     assert spec._extra_ctx_s > 0.0
     one = SpecCostModel(m, g, lay, "trtllm", "fp8", "fp8", spec=SpecDecode("mtp", 1, 0.7))
     assert one._extra_ctx_s < spec._extra_ctx_s
+
+
+def test_draft_head_takes_memory() -> None:
+    from pdplan.perf.memory import draft_head_bytes, plan_memory
+
+    m, g, lay = get_model("deepseek-ai/DeepSeek-V3"), get_gpu("b200_sxm"), Layout(tp=8)
+    plain = plan_memory(m, g, lay, "fp8", "fp8")
+    mtp = plan_memory(m, g, lay, "fp8", "fp8", draft_layers=1)
+    head = draft_head_bytes(m, lay, 1, "fp8")
+    # one MoE layer of 256 experts x 3 x 7168 x 2048 FP8 weights over 8 GPUs: ~1.4 GB each
+    assert 1.2e9 < head < 1.7e9
+    assert mtp.weights_bytes == pytest.approx(plain.weights_bytes + head)
+    assert mtp.kv_capacity_tokens < plain.kv_capacity_tokens

@@ -50,4 +50,6 @@ def instances(
     sd = parse_spec(opts["spec_decode"] or "")  # decode instances may draft (MTP / EAGLE)
     cm_d = CostModel(spec, gpu, ld, opts["engine"], None, kvd) if sd is None else SpecCostModel(
         spec, gpu, ld, opts["engine"], None, kvd, spec=sd)  # fmt: skip
-    return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd).kv_capacity_tokens
+    drafts = 0 if sd is None else sd.draft_layers  # the draft head's weights and KV layer
+    return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd,
+                                           draft_layers=drafts).kv_capacity_tokens  # fmt: skip

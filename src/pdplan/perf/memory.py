@@ -15,6 +15,7 @@ __all__ = [
     "ENGINE_KV_MEMORY",
     "GiB",
     "MemoryPlan",
+    "draft_head_bytes",
     "engine_kv_memory",
     "kv_bytes_per_token_per_gpu",
     "plan_memory",
@@ -101,27 +102,47 @@ def weight_bytes_per_gpu(
     """
     wb = dtype_bytes(weight_dtype or model.weight_dtype)
     mb = dtype_bytes(moe_dtype or model.default_moe_dtype(weight_dtype))
-    total = 0.0
-    stage = _stage_layers(model, layout.pp)
-    mats = model.ffn_mats
-    for i in stage:
-        total += model.attn_params(model.layer_types[i]) * wb / layout.tp
-        ffn = model.ffn_kind(i)
-        if ffn == "moe":
-            m = model.moe
-            assert m is not None
-            h = model.hidden_size
-            experts_local = math.ceil(m.num_experts / layout.ep)
-            e_h = m.expert_dim(h)
-            total += experts_local * mats * e_h * m.expert_intermediate_size * mb / layout.etp
-            total += 2 * h * m.latent_size * wb / layout.tp  # latent projections (0 if none)
-            total += m.num_shared_experts * mats * h * m.shared_intermediate_size * wb / layout.tp
-            total += h * m.num_experts * 2.0  # router in BF16, replicated
-        elif ffn == "dense":
-            total += model.dense_ffn_params() * wb / layout.tp
+    total = sum(_layer_bytes(model, i, layout, wb, mb) for i in _stage_layers(model, layout.pp))
     emb = model.vocab_size * model.hidden_size * 2.0 / layout.tp  # BF16 embedding shard
     total += emb if (model.tie_word_embeddings or layout.pp > 1) else 2 * emb
     return total
+
+
+def _layer_bytes(model: ModelSpec, i: int, layout: Layout, wb: float, mb: float) -> float:
+    """Weight bytes of decoder layer `i` on one GPU (`wb` / `mb`: bytes per dense / expert
+    weight)."""
+    total = model.attn_params(model.layer_types[i]) * wb / layout.tp
+    ffn = model.ffn_kind(i)
+    if ffn == "moe":
+        m = model.moe
+        assert m is not None
+        h = model.hidden_size
+        experts_local = math.ceil(m.num_experts / layout.ep)
+        e_h = m.expert_dim(h)
+        total += experts_local * model.ffn_mats * e_h * m.expert_intermediate_size * mb / layout.etp
+        total += 2 * h * m.latent_size * wb / layout.tp  # latent projections (0 if none)
+        total += (
+            m.num_shared_experts * model.ffn_mats * h * m.shared_intermediate_size * wb / layout.tp
+        )
+        total += h * m.num_experts * 2.0  # router in BF16, replicated
+    elif ffn == "dense":
+        total += model.dense_ffn_params() * wb / layout.tp
+    return total
+
+
+def draft_head_bytes(
+    model: ModelSpec,
+    layout: Layout,
+    draft_layers: int,
+    weight_dtype: str | None = None,
+    moe_dtype: str | None = None,
+) -> float:
+    """Weight bytes on one GPU of a speculative draft head of `draft_layers` decoder layers
+    shaped as the model's last (DeepSeek-V3's MTP module is one such layer; its embedding and
+    LM head are the target's, shared)."""
+    wb = dtype_bytes(weight_dtype or model.weight_dtype)
+    mb = dtype_bytes(moe_dtype or model.default_moe_dtype(weight_dtype))
+    return draft_layers * _layer_bytes(model, model.num_layers - 1, layout, wb, mb)
 
 
 def kv_bytes_per_token_per_gpu(
@@ -187,13 +208,17 @@ def plan_memory(
     chunk_tokens: int = 8192,
     context: int | None = None,
     check: bool = True,
+    draft_layers: int = 0,
 ) -> MemoryPlan:
     """Memory per GPU; raises DoesNotFitError (with the shortfall) when weights do not fit.
     The engine keeps `mem_fraction` of the device (or, with `of_free`, of what is free after
-    weights, activations and runtime: TensorRT-LLM) and leaves the rest as headroom."""
+    weights, activations and runtime: TensorRT-LLM) and leaves the rest as headroom.
+    `draft_layers`: a speculative draft head's layers, their weights and KV (one layer's
+    each) on top of the model's."""
     wdt = weight_dtype or model.weight_dtype
     hbm = gpu.hbm_bytes
     weights = weight_bytes_per_gpu(model, layout, wdt, moe_dtype)
+    weights += draft_head_bytes(model, layout, draft_layers, wdt, moe_dtype)
     act = _activation_bytes(model, layout, chunk_tokens)
     base = max(0.0, hbm - weights - act - RUNTIME_OVERHEAD_BYTES) if of_free else hbm
     reserve = (1.0 - mem_fraction) * base
@@ -210,6 +235,7 @@ def plan_memory(
         )
     kv_free = max(0.0, hbm - used)
     per_tok = kv_bytes_per_token_per_gpu(model, layout, kv_dtype, context)
+    per_tok *= 1.0 + draft_layers / model.num_layers  # the head's layer keeps its own KV
     # each DP-attention group holds its own sequences' KV; CP ranks hold disjoint tokens
     groups = layout.dp
     cap = int(kv_free / per_tok) * groups if per_tok > 0 else 0

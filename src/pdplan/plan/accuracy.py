@@ -27,7 +27,7 @@ from pdplan.plan.row_setup import (
     is_inferencemax,
     kv_dtype_for,
 )
-from pdplan.plan.row_spec import row_cost_model, row_spec
+from pdplan.plan.row_spec import draft_layers, row_cost_model, row_spec
 
 __all__ = [
     "INFERENCEMAX_MARKERS",
@@ -104,6 +104,7 @@ def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
     if row.layout is None or not row.concurrency:  # refused by check_row_deployment first
         raise ConfigError("aggregated row without a layout or a concurrency")
     frac, of_free = engine_kv_memory(row.backend)
+    cm = _cost(row, model, gpu, row.layout)
     mem = plan_memory(
         model,
         gpu,
@@ -114,9 +115,10 @@ def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
         context=row.isl + row.osl,
         mem_fraction=frac,
         of_free=of_free,
+        draft_layers=draft_layers(cm),
     )
     return estimate_agg(
-        _cost(row, model, gpu, row.layout),
+        cm,
         row.isl,
         row.osl,
         row.concurrency,

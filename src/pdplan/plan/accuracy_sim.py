@@ -20,7 +20,7 @@ from pdplan.plan.accuracy import (
     is_inferencemax,
     kv_dtype_for,
 )
-from pdplan.plan.row_spec import row_cost_model
+from pdplan.plan.row_spec import draft_layers, row_cost_model
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
 __all__ = [
@@ -82,6 +82,7 @@ def _instance(
         context=row.isl + row.osl,
         mem_fraction=frac,
         of_free=of_free,
+        draft_layers=draft_layers(cm),
     )
     eff = cm.eff
     chunk = cm.step_token_budget if (eff.chunked and role == "agg") else None

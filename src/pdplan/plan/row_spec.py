@@ -14,7 +14,7 @@ from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.spec_decode import SpecCostModel, SpecDecode, parse_spec
 from pdplan.plan.row_setup import is_inferencemax, kv_dtype_for
 
-__all__ = ["image_tag", "measured_date", "row_cost_model", "row_spec"]
+__all__ = ["draft_layers", "image_tag", "measured_date", "row_cost_model", "row_spec"]
 
 
 def image_tag(row: MeasuredRow) -> str:
@@ -87,3 +87,10 @@ def row_cost_model(
     if spec is None:
         return CostModel(*args, moe_dtype=row.moe_dtype, eff=eff)
     return SpecCostModel(*args, moe_dtype=row.moe_dtype, eff=eff, spec=spec)
+
+
+def draft_layers(cm: CostModel) -> int:
+    """Layers of the draft head `cm` runs (0 without speculative decoding): their weights and
+    KV join the memory plan."""
+    spec = getattr(cm, "spec", None)
+    return 0 if spec is None else int(spec.draft_layers)

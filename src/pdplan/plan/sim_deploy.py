@@ -154,7 +154,9 @@ def _make(
     for text in chk.warnings:
         warned[f"layout {layout} on {g.name}: {text}"] = None
     frac, of_free = engine_kv_memory(engine)
-    mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free)
+    drafts = 0 if spec is None else spec.draft_layers  # the head's weights and KV layer
+    mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free,
+                      draft_layers=drafts)  # fmt: skip
     args = (m, g, layout, engine, weight_dtype, kv_dtype)
     cm = CostModel(*args) if spec is None else SpecCostModel(*args, spec=spec)
     return cm, int(mem.kv_capacity_tokens)

@@ -44,6 +44,10 @@ def layout_warnings(model: ModelSpec, gpu: GPUSpec, runs: list[tuple[Layout, int
     return list(dict.fromkeys(out))
 
 
+def _drafts(kw: dict[str, Any]) -> int:
+    return 0 if kw["spec"] is None else int(kw["spec"].draft_layers)
+
+
 def _cost(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> CostModel:
     """The decoding instance's cost model (speculative when kw["spec"] says so)."""
     args = (m, g, lay, kw["engine"], kw["weight_dtype"], kw["kv_dtype"])
@@ -52,8 +56,8 @@ def _cost(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> CostMode
 
 def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str, Any]:
     isl, osl, wd, kvd = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"]
-    mem = plan_memory(m, g, lay, wd, kvd, context=isl + osl)
     cm = _cost(m, g, lay, kw)
+    mem = plan_memory(m, g, lay, wd, kvd, context=isl + osl, draft_layers=_drafts(kw))
     est = estimate_agg(
         cm,
         isl,
@@ -77,7 +81,7 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
             need_bytes=isl * pmem.kv_bytes_per_token,
             have_bytes=pmem.kv_bytes,
         )
-    dmem = plan_memory(m, g, dl, wd, kvd, context=isl + osl)
+    dmem = plan_memory(m, g, dl, wd, kvd, context=isl + osl, draft_layers=_drafts(kw))
     xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
     dcm = _cost(m, g, dl, kw)
     est = estimate_disagg(
