@@ -190,7 +190,9 @@ class DecodeMixin:
         includes any stall; one run when neither applies), busy time, trace; advance K, C, KV."""
         a, c, b, st = self.run_a, self.run_c, self.B, self.first_stall
         lo = a + c * self.C
-        if self.first_w == b and not st:
+        if self.burst != 1.0:
+            self._close_burst(n, lo, c * b, st)
+        elif self.first_w == b and not st:
             self.itl_put(_pack(lo, lo + c * (n - 1) * b, n, b))
         else:
             w = self.first_w
@@ -208,6 +210,27 @@ class DecodeMixin:
         nb = n * b
         self.C += nb
         self.kv_used += nb
+
+    def _close_burst(self: Instance, n: int, lo: float, slope: float, st: float) -> None:
+        """ITL of a speculative instance's run of n per-token steps (lo + slope * k seconds
+        each): whole steps of `burst` tokens arrive together, so the regular gaps are
+        1 / burst gaps of a step (burst x the per-token time) and the rest none. A first step
+        after a stall (or with fresh joins) keeps its one gap as a plain instance records it
+        (the stall plus a per-token step: short of the real gap by under one step), so the
+        mean gap stays TPOT's."""
+        e, put, b = self.burst, self.itl_put, self.B
+        first = 1 if (self.first_w != b or st) else 0
+        if first:
+            w = self.first_w
+            if n and self.join_stall:
+                w -= self._joiner_gaps(lo + st)
+            if w > 0:
+                put(_pack(lo + st, lo + st, 1, w))
+        m = n - first
+        if m > 0:
+            lo2 = lo + slope * first
+            put(_pack(lo2 * e, (lo + slope * (n - 1)) * e, m / e, b))
+            put(_pack(0.0, 0.0, m - m / e, b))
 
     def _emit_fresh(self: Instance, t1: float) -> int:
         """Fresh joins get their first token at t1 (end of the run's first step); a request

@@ -1,0 +1,49 @@
+"""Speculative decoding in the simulator: steps priced per token, ITL as whole-step bursts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pdplan.perf.step import LinearStepModel
+from pdplan.sim import InstanceSpec, simulate_closed_loop
+
+
+@dataclass(frozen=True)
+class DraftingStep(LinearStepModel):
+    """A linear step model priced per accepted token, as perf.spec_decode.SpecCostModel is,
+    that says it emits `spec.tokens_per_step` tokens a step."""
+
+    spec: Any = None
+
+
+E = 2.5
+STEP = dict(base_s=0.004, per_token_s=2e-5, per_ctx_s=1e-8)
+
+
+def _run(model: LinearStepModel, exact: bool = False, role: str = "agg") -> dict:
+    inst = [InstanceSpec(role, model, max_batch=64, chunk_budget=None)]
+    return simulate_closed_loop(inst, 512, 200, 8, n_requests=160, warmup=8, exact=exact)
+
+
+def test_itl_is_whole_step_bursts() -> None:
+    plain = _run(LinearStepModel(**STEP))
+    burst = _run(DraftingStep(**STEP, spec=SimpleNamespace(tokens_per_step=E)))
+    # same per-token pricing: TPOT and the mean gap agree with the plain run's
+    assert burst["tpot_s"]["mean"] == pytest.approx(plain["tpot_s"]["mean"], rel=1e-6)
+    assert burst["itl_s"]["mean"] == pytest.approx(burst["tpot_s"]["mean"], rel=1e-3)
+    # but tokens come E at a time: most gaps are ~0 and the tail is a whole step
+    assert burst["itl_s"]["p50"] < 0.05 * plain["itl_s"]["p50"]
+    step = plain["itl_s"]["p90"] * E
+    assert burst["itl_s"]["p90"] == pytest.approx(step, rel=0.05)
+
+
+def test_bursts_agree_with_exact_mode() -> None:
+    model = DraftingStep(**STEP, spec=SimpleNamespace(tokens_per_step=E))
+    skip, exact = _run(model), _run(model, exact=True)
+    for key in ("mean", "p90", "p99"):
+        assert skip["itl_s"][key] == pytest.approx(exact["itl_s"][key], rel=0.01)
+    assert skip["tpot_s"]["p50"] == pytest.approx(exact["tpot_s"]["p50"], rel=0.01)
