@@ -25,10 +25,15 @@ def test_estimate_tpot_falls_with_acceptance(capsys: pytest.CaptureFixture[str])
     high = _json(capsys, *EST, "--spec-decode", "eagle:3:0.9")["estimate"]["tpot_ms"]
     assert high < 0.5 * plain  # batch-4 8B decode streams its weights: ~3.4 tokens a pass
     assert high < low
+    said = _json(capsys, *EST, "--spec-decode", "eagle:3:0.9")["spec_decode"]
+    assert said["method"] == "eagle" and said["tokens_per_step"] == pytest.approx(3.439)
+    assert "spec_decode" not in _json(capsys, *EST)
 
 
 def test_simulate_agrees_with_estimate(capsys: pytest.CaptureFixture[str]) -> None:
-    sim = _json(capsys, *SIM, "--spec-decode", "mtp:2")["tpot_s"]["p50"] * 1e3
+    out = _json(capsys, *SIM, "--spec-decode", "mtp:2")
+    assert out["spec_decode"]["draft_tokens"] == 2
+    sim = out["tpot_s"]["p50"] * 1e3
     est = _json(capsys, *EST, "--spec-decode", "mtp:2")["estimate"]["tpot_ms"]
     assert sim == pytest.approx(est, rel=0.1)
 

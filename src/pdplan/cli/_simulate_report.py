@@ -88,6 +88,11 @@ def _summary_rows(s: dict[str, Any]) -> list[tuple[str, Any]]:
         rows.append(("role switches", done))
     if s["prefix_hit_rate"] > 0:
         rows.append(("prefix-cache hit rate", f"{s['prefix_hit_rate']:.3f} of prompt tokens"))
+    if s.get("spec_decode"):
+        sd = s["spec_decode"]
+        rows.append(("speculative decoding", f"{sd['method']}, {sd['draft_tokens']} drafts at "
+                     f"acceptance {sd['acceptance']:g}: {sd['tokens_per_step']:.2f} tokens a "
+                     "step (ITL: one gap a step)"))  # fmt: skip
     slo = s["slo"]
     within = f"TTFT <= {secs(slo['ttft_s'])} and TPOT <= {secs(slo['tpot_s'])}"
     rows.append(("SLO attainment", f"{slo['attainment']:.3f} ({within})"))

@@ -41,6 +41,11 @@ def _render(out: dict[str, Any]) -> Any:
         ]
         if out["mode"] == "disagg":
             rows.append(("KV transfer", f"{out['kv_transfer_ms']:.1f} ms per request"))
+        if out.get("spec_decode"):
+            sd = out["spec_decode"]
+            rows.insert(4, ("speculative decoding", f"{sd['method']}, {sd['draft_tokens']} "
+                            f"drafts at acceptance {sd['acceptance']:g}: "
+                            f"{sd['tokens_per_step']:.2f} tokens a step"))  # fmt: skip
         con.print(kv_table("pdplan estimate (steady state, closed loop)", rows))
         if out.get("layout_note"):
             con.print(f"note: {out['layout_note']}", markup=False)

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from pdplan.errors import ConfigError
+from pdplan.perf.spec_decode import parse_spec
 from pdplan.sim import SimConfig, SimResult, simulate
 
 from ._common import console, context_warning, warn
@@ -40,6 +41,8 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
     _context(cluster.model, wl, res.n_requests)
     s = res.summary()
+    if o["spec_decode"]:  # said in the output, as the other deployment settings are
+        s["spec_decode"] = parse_spec(o["spec_decode"]).to_dict()  # type: ignore[union-attr]
     if arrivals.mode != "closed":  # a closed loop cannot outrun the cluster: it waits for it
         overload_warning(s, res, list(cluster.pools))
     write(res, o)

@@ -71,6 +71,16 @@ class SpecDecode:
     def tokens_per_step(self) -> float:
         return tokens_per_step(self.acceptance, self.draft_tokens)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON of the setup and the tokens a step it accepts on average."""
+        return {
+            "method": self.method,
+            "draft_tokens": self.draft_tokens,
+            "acceptance": self.acceptance,
+            "draft_layers": self.draft_layers,
+            "tokens_per_step": round(self.tokens_per_step, 4),
+        }
+
 
 def parse_spec(text: str) -> SpecDecode | None:
     """'METHOD:K[:ACCEPTANCE]' (e.g. 'mtp:3', 'eagle:2:0.8') -> SpecDecode; '', 'none' -> None.

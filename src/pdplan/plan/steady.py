@@ -159,5 +159,7 @@ def estimate_deployment(
         out |= {"mode": "disagg", **_disagg(model, gpu, pl, dl, kw)}
     est = out.pop("est")
     out["estimate"] = est.to_dict()
+    if kw["spec"] is not None:
+        out["spec_decode"] = kw["spec"].to_dict()
     out["output_tokens_per_s_per_gpu"] = est.throughput_rps * osl / out["gpus"]
     return out
