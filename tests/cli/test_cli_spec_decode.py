@@ -31,10 +31,10 @@ def test_estimate_tpot_falls_with_acceptance(capsys: pytest.CaptureFixture[str])
 
 
 def test_simulate_agrees_with_estimate(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _json(capsys, *SIM, "--spec-decode", "mtp:2")
+    out = _json(capsys, *SIM, "--spec-decode", "eagle:2")
     assert out["spec_decode"]["draft_tokens"] == 2
     sim = out["tpot_s"]["p50"] * 1e3
-    est = _json(capsys, *EST, "--spec-decode", "mtp:2")["estimate"]["tpot_ms"]
+    est = _json(capsys, *EST, "--spec-decode", "eagle:2")["estimate"]["tpot_ms"]
     assert sim == pytest.approx(est, rel=0.1)
 
 
@@ -43,6 +43,7 @@ def test_simulate_agrees_with_estimate(capsys: pytest.CaptureFixture[str]) -> No
     [
         ("medusa:2", "unknown speculative method 'medusa'"),
         ("mtp", "expected METHOD:DRAFT_TOKENS[:ACCEPTANCE]"),
+        ("mtp:2", "ships no MTP layers"),
         ("mtp:3:1.5", "acceptance=1.5 must be a probability"),
     ],
 )
@@ -62,6 +63,16 @@ def test_ratio_needs_fewer_decode_gpus_with_drafts(capsys: pytest.CaptureFixture
     assert mtp["decode_tps"] > plain["decode_tps"]
     assert mtp["ratio"] > plain["ratio"]  # prefill : decode GPUs
     assert any("tokens a step" in n for n in mtp["notes"])
+    assert mtp["spec_decode"]["method"] == "eagle" and "spec_decode" not in plain
     assert main(["ratio", "--prefill-tps", "8000", "--decode-tps", "2000",
                  "--spec-decode", "mtp:3"]) == 2  # fmt: skip
     assert "--spec-decode only applies" in capsys.readouterr().err
+
+
+def test_default_layout_holds_the_draft_head(capsys: pytest.CaptureFixture[str]) -> None:
+    # DeepSeek-V3 FP8 on B200 at 8 clients: tp4 holds the weights with KV room to spare; its
+    # MTP layer (~11 GB) leaves room for one request, so the default widens to tp8
+    args = ("estimate", "--model", "deepseek-v3", "--gpu", "b200", "-c", "8", "--json")
+    plain, mtp = _json(capsys, *args), _json(capsys, *args, "--spec-decode", "mtp:3")
+    assert plain["layout"] == "tp4" and mtp["layout"] == "tp8"
+    assert mtp["estimate"]["decode_batch"] > 7

@@ -32,7 +32,7 @@ def test_spec_decode_rejects_bad_settings(kw: dict) -> None:
 
 def _models(model: str, gpu: str, acceptance: float, tp: int = 1) -> tuple[CostModel, CostModel]:
     m, g, lay = get_model(model), get_gpu(gpu), Layout(tp=tp)
-    spec = SpecDecode("mtp", 3, acceptance)
+    spec = SpecDecode("mtp" if m.num_mtp_layers else "eagle", 3, acceptance)
     return CostModel(m, g, lay, "vllm"), SpecCostModel(m, g, lay, "vllm", spec=spec)
 
 
@@ -89,3 +89,28 @@ def test_draft_head_takes_memory() -> None:
     assert 1.2e9 < head < 1.7e9
     assert mtp.weights_bytes == pytest.approx(plain.weights_bytes + head)
     assert mtp.kv_capacity_tokens < plain.kv_capacity_tokens
+
+
+def test_mtp_needs_the_models_mtp_layers() -> None:
+    m, g, lay = get_model("meta-llama/Llama-3.1-8B-Instruct"), get_gpu("h100_sxm"), Layout(tp=1)
+    with pytest.raises(ConfigError, match="ships no MTP layers"):
+        SpecCostModel(m, g, lay, "vllm", spec=SpecDecode("mtp", 2))
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("mtp:3", ("mtp", 3, 0.7)), (" Eagle : 2 : 0.8 ", ("eagle", 2, 0.8)), ("none", None)],
+)
+def test_parse_spec(text: str, want: tuple | None) -> None:
+    from pdplan.perf.spec_decode import parse_spec
+
+    got = parse_spec(text)
+    assert (got and (got.method, got.draft_tokens, got.acceptance)) == want
+
+
+@pytest.mark.parametrize("text", ["mtp", "mtp:3:0.5:1", "mtp:x", "mtp:\u0663", "mtp:-1", "3:mtp"])
+def test_parse_spec_rejects(text: str) -> None:
+    from pdplan.perf.spec_decode import parse_spec
+
+    with pytest.raises(ConfigError, match="expected METHOD:DRAFT_TOKENS"):
+        parse_spec(text.encode().decode("unicode_escape"))

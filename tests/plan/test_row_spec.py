@@ -99,7 +99,7 @@ def test_spec_decode_column(tmp_path: Path) -> None:
     assert off.spec_decode == "none" and row_spec(off) is None
     assert row_spec(_one(tmp_path, spec_decode="")) is not None  # blank: nothing recorded
     (bad,) = _rows(tmp_path, dict(BASE, spec_decode="mtp:x"))
-    assert isinstance(bad, tuple) and bad[0] == 2 and "draft tokens must be an integer" in bad[1]
+    assert isinstance(bad, tuple) and bad[0] == 2 and "expected METHOD:DRAFT_TOKENS" in bad[1]
 
 
 def test_mtp_rows_predict_per_accepted_token(tmp_path: Path) -> None:
@@ -130,6 +130,8 @@ def test_rows_record_says_how_the_row_was_decoded(tmp_path: Path) -> None:
     from pdplan.plan.accuracy import prediction_record
 
     mtp = prediction_record(predict_row(_one(tmp_path)))
-    assert mtp["spec_decode"] == "mtp:3:0.7"
+    assert (mtp["spec_decode"], mtp["spec_decode_from"]) == ("mtp:3:0.7", "recipe")
     plain = _one(tmp_path, silicon_data_source="x; silicon_concurrency=4")
     assert prediction_record(predict_row(plain))["spec_decode"] == ""
+    said = prediction_record(predict_row(_one(tmp_path, spec_decode="none")))
+    assert (said["spec_decode"], said["spec_decode_from"]) == ("none", "column")

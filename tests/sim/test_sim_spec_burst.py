@@ -47,3 +47,16 @@ def test_bursts_agree_with_exact_mode() -> None:
     for key in ("mean", "p90", "p99"):
         assert skip["itl_s"][key] == pytest.approx(exact["itl_s"][key], rel=0.01)
     assert skip["tpot_s"]["p50"] == pytest.approx(exact["tpot_s"]["p50"], rel=0.01)
+
+
+def test_mixed_steps_give_decodes_a_whole_steps_tokens() -> None:
+    # a chunked engine under heavy prefill: most steps carry prompt chunks, priced whole,
+    # so each decode must get the step's tokens_per_step tokens from them, not one
+    def run(e: float) -> dict:
+        model = DraftingStep(**STEP, spec=SimpleNamespace(tokens_per_step=e))
+        inst = [InstanceSpec("agg", model, max_batch=64, chunk_budget=256)]
+        return simulate_closed_loop(inst, 2048, 64, 32, n_requests=320, warmup=32)
+
+    one, three = run(1.0), run(3.0)
+    assert three["tpot_s"]["mean"] < 0.6 * one["tpot_s"]["mean"]
+    assert three["itl_s"]["mean"] == pytest.approx(three["tpot_s"]["mean"], rel=0.02)

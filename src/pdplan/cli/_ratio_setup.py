@@ -16,12 +16,16 @@ def _layout(
     """The --prefill-layout / --decode-layout given (valid, and holding the weights and KV for
     one prompt (ISL) or request (ISL + OSL): plan.layout_fit.require_fit, as estimate asks),
     else the default holding `need`'s KV room (plan.layout_pick.default_layout)."""
+    from pdplan.perf.spec_decode import parse_spec
     from pdplan.plan.layout_fit import require_fit
     from pdplan.plan.layout_pick import default_layout
     from pdplan.plan.steady import valid_layout
 
     if not opts[key]:
-        return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need)
+        drafts = 0  # a decode instance that drafts (--spec-decode) also holds the draft head
+        if key == "decode_layout" and opts.get("spec_decode"):
+            drafts = parse_spec(opts["spec_decode"]).draft_layers  # type: ignore[union-attr]
+        return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need, draft_layers=drafts)
     lay = valid_layout(spec, gpu, opts[key])
     option = "--" + key.replace("_", "-")
     require_fit(spec, gpu, lay, option, kv_dtype=opts["kv_dtype"], tokens=need.tokens,

@@ -108,6 +108,7 @@ def estimate_cmd(
 ) -> None:
     """Predict TTFT and TPOT at steady state (what fixed-concurrency benchmarks measure)."""
     from pdplan.catalog import get_gpu, get_model
+    from pdplan.perf.spec_decode import parse_spec
 
     if mode not in ("agg", "disagg"):
         raise ConfigError(f"--mode must be agg or disagg, not {mode!r}")
@@ -126,9 +127,11 @@ def estimate_cmd(
     said = [w for w in [context_warning(spec, isl + osl, "a request")] if w]
     given = {"--prefill-layout": prefill_layout, "--decode-layout": decode_layout}
     needs = _kv_needs(isl, osl, concurrency, decode_workers or 1)
+    sd = parse_spec(spec_decode or "")  # checked before any layout is picked
     lays, note = _layouts(
-        spec, g, given if disagg else {"--layout": layout}, (weight_dtype, kv_dtype), needs
-    )
+        spec, g, given if disagg else {"--layout": layout}, (weight_dtype, kv_dtype), needs,
+        0 if sd is None else sd.draft_layers,
+    )  # fmt: skip
     said += _warn_layouts(spec, g, lays, isl, osl)
     kw = {
         "isl": isl,
@@ -169,10 +172,12 @@ def _layouts(
     given: dict[str, str | None],
     dtypes: tuple[str | None, str],
     needs: dict[str, Any],
+    drafts: int = 0,
 ) -> tuple[dict[str, Any], str | None]:
     """Each layout option's Layout: as given (checked), else the default `pdplan ratio` picks
     (plan.layout_pick.default_layout, holding `needs`' KV room); and why the default is not
-    tp4, when it is not. `dtypes`: (weight dtype or None, KV dtype)."""
+    tp4, when it is not. `dtypes`: (weight dtype or None, KV dtype); `drafts`: draft-head
+    layers a decoding instance holds (--spec-decode)."""
     from pdplan.plan.layout_pick import default_layout
     from pdplan.plan.steady import valid_layout
 
@@ -184,7 +189,15 @@ def _layouts(
     lays = {
         opt: valid_layout(spec, gpu, text)
         if text
-        else default_layout(spec, gpu, kvd, picked, wd, need=needs[opt])
+        else default_layout(
+            spec,
+            gpu,
+            kvd,
+            picked,
+            wd,
+            need=needs[opt],
+            draft_layers=drafts if opt != "--prefill-layout" else 0,
+        )
         for opt, text in given.items()
     }
     return lays, "; ".join(picked) if picked else None

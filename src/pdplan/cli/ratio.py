@@ -84,6 +84,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     pack = packing_note(res, loaded(round(res.gpu.isl)), cm_p)
     notes.insert(notes.index(res.notes[0]) + 1, pack)
     if getattr(cm_d, "spec", None) is not None:
+        out["spec_decode"] = cm_d.spec.to_dict()
         e = cm_d.spec.tokens_per_step
         notes.append(f"decode drafts ({opts['spec_decode']}): {e:.2f} tokens a step; decode "
                      "times are per accepted token (a step lasts that many)")  # fmt: skip

@@ -41,8 +41,9 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
     _context(cluster.model, wl, res.n_requests)
     s = res.summary()
-    if o["spec_decode"]:  # said in the output, as the other deployment settings are
-        s["spec_decode"] = parse_spec(o["spec_decode"]).to_dict()  # type: ignore[union-attr]
+    spec = parse_spec(o["spec_decode"] or "")
+    if spec is not None:  # said in the output, as the other deployment settings are
+        s["spec_decode"] = spec.to_dict()
     if arrivals.mode != "closed":  # a closed loop cannot outrun the cluster: it waits for it
         overload_warning(s, res, list(cluster.pools))
     write(res, o)

@@ -78,7 +78,11 @@ def _prefill_plan(isl: int, concurrency: int, budget: int) -> tuple[int, int]:
 def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) -> tuple[float, ...]:
     """Chunked prefill mixed with decode (vLLM, TensorRT-LLM): cohorts of k prompts each take
     `steps` mixed iterations; a cycle lasts N = max(osl - 1 + steps, n_cohorts * steps)
-    iterations, of which a share f carries a prefill chunk (the instance's prefill share)."""
+    iterations, of which a share f carries a prefill chunk (the instance's prefill share).
+    Speculative decoding (cm.spec) emits e tokens a decode iteration: a request decodes in
+    (osl - 1) / e iterations, priced whole (cm.decode_step is per token: x e)."""
+    e = float(getattr(getattr(cm, "spec", None), "tokens_per_step", 1.0))
+    dec = (osl - 1) / e  # decode iterations of one request
     batch = float(clients)
     for _ in range(3):  # the running decodes use part of each iteration's token budget
         budget = max(1, cm.step_token_budget - round(batch))
@@ -86,15 +90,15 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
             budget = cm.step_token_budget
         k, steps = _prefill_plan(isl, clients, budget)
         n_cohorts = math.ceil(clients / k)
-        n_steps = max(osl - 1 + steps, n_cohorts * steps)
-        batch = clients * (osl - 1) / n_steps  # mean running decodes per iteration
+        n_steps = max(dec + steps, n_cohorts * steps)
+        batch = clients * dec / n_steps  # mean running decodes per iteration
     f = n_cohorts * steps / n_steps  # share of iterations carrying prefill work
     g = _interleaved_share(n_cohorts, steps, n_steps)
     # decodes riding along a prefill iteration: the mean batch (real cohorts drift apart a
     # little, so other requests decode beside it), none for a single client: alone, its own
     # prompt is the whole iteration
     ride = batch if clients > 1 else 0.0
-    t_dec = cm.decode_step(max(1, round(batch)), ctx) if osl > 1 else 0.0
+    t_dec = cm.decode_step(max(1, round(batch)), ctx) * e if osl > 1 else 0.0  # an iteration
     # a cohort's iterations: with three or more cohorts every one is full (the chain below:
     # the next cohort's prompt fills what a tail leaves); alone or with one other, the tail
     # chunk runs at its own size
@@ -106,8 +110,8 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
         / steps
     )
     avg = t_dec + f * (t_mix - t_dec)
-    tpot = t_dec + g * (t_mix - t_dec) if osl > 1 else t_dec
-    ttft = _chunked_ttft(clients, n_cohorts, steps, n_steps - (osl - 1) - steps, t_mix, avg)
+    tpot = (t_dec + g * (t_mix - t_dec)) / e if osl > 1 else t_dec / e  # per token
+    ttft = _chunked_ttft(clients, n_cohorts, steps, round(n_steps - dec - steps), t_mix, avg)
     return ttft, tpot, batch, f, first_round(cm, isl, clients, ctx)
 
 
@@ -133,7 +137,7 @@ def _chunked_ttft(
     return ttft
 
 
-def _interleaved_share(n_cohorts: int, steps: int, n_steps: int) -> float:
+def _interleaved_share(n_cohorts: int, steps: int, n_steps: float) -> float:
     """Share g of a request's osl - 1 decode iterations that carry another cohort's prefill.
 
     Closed loop, equal lengths: every client sends one request per cycle of N = n_steps

@@ -3,6 +3,7 @@ and the target model verifies them in one pass, priced per accepted token."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,27 +83,29 @@ class SpecDecode:
         }
 
 
+# METHOD:K[:ACCEPTANCE], blanks around the parts allowed, ASCII digits only
+_SPEC_TEXT = re.compile(r"\s*([a-z]+)\s*:\s*(\d+)\s*(?::\s*([0-9.]+(?:e-?\d+)?)\s*)?", re.ASCII)
+
+
 def parse_spec(text: str) -> SpecDecode | None:
     """'METHOD:K[:ACCEPTANCE]' (e.g. 'mtp:3', 'eagle:2:0.8') -> SpecDecode; '', 'none' -> None.
     Raises ConfigError naming what is wrong."""
     t = text.strip().lower()
     if t in ("", "none", "off"):
         return None
-    parts = t.split(":")
-    if len(parts) not in (2, 3):
+    m = _SPEC_TEXT.fullmatch(t)
+    if m is None:
         raise ConfigError(
             f"speculative decoding {text!r}: expected METHOD:DRAFT_TOKENS[:ACCEPTANCE], "
-            "e.g. mtp:3 or eagle:2:0.8"
+            "e.g. mtp:3 or eagle:2:0.8 (draft tokens a whole number, acceptance in [0, 1])"
         )
     try:
-        k = int(parts[1])
-        acc = float(parts[2]) if len(parts) == 3 else DEFAULT_ACCEPTANCE
+        acc = float(m.group(3)) if m.group(3) else DEFAULT_ACCEPTANCE
     except ValueError:
         raise ConfigError(
-            f"speculative decoding {text!r}: draft tokens must be an integer and acceptance "
-            "a number in [0, 1]"
+            f"speculative decoding {text!r}: acceptance {m.group(3)!r} is not a number"
         ) from None
-    return SpecDecode(parts[0], k, acc)
+    return SpecDecode(m.group(1), int(m.group(2)), acc)
 
 
 class SpecCostModel(CostModel):
@@ -113,13 +116,17 @@ class SpecCostModel(CostModel):
     pass is draft_layers of the target's per-layer decode time plus the LM head. Verification
     attention reads each sequence's KV once for its k + 1 queries: k + 1 times the FLOPs per
     context token, the same bytes (full-attention layers; other mixers are priced as one
-    query). Steps with
-    prompt tokens pay the full verify + drafts (the head also runs over the prompt: + its
-    layers' share) and advance their decodes one token, so a mixed step under-counts
-    tokens_per_step - 1 tokens of each decode it carries (chunked engines, a few % of TPOT)."""
+    query). A step with prompt tokens is priced whole (verify + drafts; the head also runs
+    over the prompt: + its layers' share): the simulator gives its decodes tokens_per_step
+    tokens (sim.mixed), the steady-state estimate counts decode iterations, not tokens."""
 
     def __init__(self, *args: Any, spec: SpecDecode, **kw: Any) -> None:
         super().__init__(*args, **kw)
+        if spec.method == "mtp" and not self.model.num_mtp_layers:
+            raise ConfigError(
+                f"{self.model.name} ships no MTP layers (num_nextn_predict_layers is 0 in its "
+                "config): speculate with an EAGLE head instead (--spec-decode eagle:K)"
+            )
         self.spec = spec
         self._draft_share = spec.draft_layers / max(1, self.model.num_layers)
         # decode attention per context token with k + 1 queries: FLOPs (k + 1)x, KV bytes 1x

@@ -65,9 +65,12 @@ class Prediction:
 
 
 def _spec_text(row: MeasuredRow) -> str:
-    """How the row was predicted to decode: 'mtp:3' style, '' for plain decoding."""
+    """How the row was predicted to decode: 'mtp:3:0.7' style, 'none' where its spec_decode
+    column says so, '' where nothing says it was speculative."""
     spec = row_spec(row)
-    return "" if spec is None else f"{spec.method}:{spec.draft_tokens}:{spec.acceptance:g}"
+    if spec is None:
+        return row.spec_decode  # 'none' or ''
+    return f"{spec.method}:{spec.draft_tokens}:{spec.acceptance:g}"
 
 
 def prediction_record(p: Prediction) -> dict[str, object]:
@@ -87,6 +90,7 @@ def prediction_record(p: Prediction) -> dict[str, object]:
         "osl": r.osl,
         "concurrency": r.concurrency,
         "spec_decode": _spec_text(r),
+        "spec_decode_from": ("column" if r.spec_decode else "recipe") if _spec_text(r) else "",
         "measured_ttft_ms": round(r.ttft_ms, 3),
         "predicted_ttft_ms": round(p.ttft_ms, 3),
         "ttft_ape": round(p.ttft_ape, 2),

@@ -146,11 +146,13 @@ def default_layout(
     picked: list[str] | None = None,
     weight_dtype: str | None = None,
     need: KVNeed | None = None,
+    draft_layers: int = 0,
 ) -> Layout:
     """DEFAULT_LAYOUT when it holds the weights and `need`'s KV room, else the first of wider
     TP in the node, then PP across nodes, that does; when none leaves that room, the one that
     holds the most requests (`need` None: the weights alone). Why it is not the first layout
-    tried goes to `picked` (once)."""
+    tried goes to `picked` (once). `draft_layers`: a speculative draft head the instance
+    also holds (its weights and KV layer, perf.memory.plan_memory)."""
     from pdplan.perf.memory import plan_memory
 
     need, cands = need or KVNeed(), _candidates(spec, gpu)
@@ -162,7 +164,8 @@ def default_layout(
     last: DoesNotFitError | None = None
     for lay in (c for c in cands if valid(spec, gpu, c)):
         try:
-            mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=need.tokens or None)
+            mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=need.tokens or None,
+                              draft_layers=draft_layers)  # fmt: skip
         except DoesNotFitError as e:
             why.append(f"{lay} does not fit ({str(e).removeprefix('does not fit: ')})")
             last = e

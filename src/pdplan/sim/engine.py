@@ -33,7 +33,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
     # slots: 50+ attributes would overflow CPython's shared-key instance dicts (30 keys) and
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
-        "B C K _affine _kink _end_pf_cb _kvb _net_start _pf_cache _started burst "
+        "B C K _affine _kink _end_pf_cb _kvb _net_start _pf_cache _started burst burst_carry "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
         "in_run inbox inflight itl_put join_stall jq kv_used layerwise loop model next_role "
         "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
@@ -102,6 +102,7 @@ class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMix
         # tokens a decode step emits at once: > 1 when the step model decodes speculatively
         # (perf.spec_decode; its steps are priced per token, DecodeMixin._close_burst)
         self.burst = float(getattr(getattr(self.model, "spec", None), "tokens_per_step", 1.0))
+        self.burst_carry = 0.0
         self._net_start, self._kvb = sim.net.start, sim.cfg.kv_bytes_fn()  # kv_bytes(tokens), B
 
     # ---- work arriving ---------------------------------------------------------------------
