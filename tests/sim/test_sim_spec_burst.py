@@ -60,3 +60,23 @@ def test_mixed_steps_give_decodes_a_whole_steps_tokens() -> None:
     one, three = run(1.0), run(3.0)
     assert three["tpot_s"]["mean"] < 0.6 * one["tpot_s"]["mean"]
     assert three["itl_s"]["mean"] == pytest.approx(three["tpot_s"]["mean"], rel=0.02)
+
+
+def test_first_token_ends_a_whole_step_and_late_steps_are_whole() -> None:
+    # disaggregated: a request's first token comes from its first decode step, which a
+    # speculative decode instance runs whole (its burst arrives together at the end)
+    def run(e: float, late_steps: float = 0.0) -> dict:
+        plain = LinearStepModel(**STEP)
+        model = DraftingStep(**STEP, spec=SimpleNamespace(tokens_per_step=e))
+        inst = [InstanceSpec("prefill", plain, node=0), InstanceSpec("decode", model, node=1)]
+        return simulate_closed_loop(
+            inst, 512, 200, 8, n_requests=160, warmup=8, ttft_decode_steps=late_steps
+        )
+
+    one, burst = run(1.0), run(E)
+    step = one["tpot_s"]["p50"]  # a per-token step at this batch, s
+    extra = burst["ttft_s"]["mean"] - one["ttft_s"]["mean"]
+    assert 0.5 * (E - 1) * step < extra < 1.5 * (E - 1) * step
+    # an engine's first token reaching the client decode steps late: whole steps
+    late = run(E, 10.0)["ttft_s"]["mean"] - burst["ttft_s"]["mean"]
+    assert late == pytest.approx(10 * E * burst["tpot_s"]["p50"], rel=0.05)

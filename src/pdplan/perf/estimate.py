@@ -51,6 +51,12 @@ class Estimate:
         }
 
 
+def _step_tokens(cm: CostModel) -> float:
+    """Tokens a decode step emits: > 1 for a speculative cost model (perf.spec_decode), whose
+    decode steps are priced per token."""
+    return float(getattr(getattr(cm, "spec", None), "tokens_per_step", 1.0))
+
+
 def _chunk_step(
     cm: CostModel, tokens: int, seqs: int, isl: int, decode_b: float, ctx: float, start: int = 0
 ) -> float:
@@ -81,7 +87,7 @@ def _agg_chunked(cm: CostModel, isl: int, osl: int, clients: int, ctx: float) ->
     iterations, of which a share f carries a prefill chunk (the instance's prefill share).
     Speculative decoding (cm.spec) emits e tokens a decode iteration: a request decodes in
     (osl - 1) / e iterations, priced whole (cm.decode_step is per token: x e)."""
-    e = float(getattr(getattr(cm, "spec", None), "tokens_per_step", 1.0))
+    e = _step_tokens(cm)
     dec = (osl - 1) / e  # decode iterations of one request
     batch = float(clients)
     for _ in range(3):  # the running decodes use part of each iteration's token budget
@@ -204,7 +210,8 @@ def estimate_agg(
     # a benchmark of `rounds` x C requests starts with all C at once: its mean TTFT mixes one
     # start-up round with rounds - 1 steady ones
     ttft = _with_startup(first, ttft, rounds, cm.eff.bench_rounds) + cm.eff.ttft_overhead_s
-    ttft += min(cm.eff.ttft_decode_steps, osl - 1) * tpot  # s, steps late, never past the last
+    steps = min(cm.eff.ttft_decode_steps * _step_tokens(cm), osl - 1)  # in tokens' time
+    ttft += steps * tpot  # s, decode steps late, never past the last token
     ttft += slot_wait(concurrency, slots, ttft + (osl - 1) * tpot)
     e2e = ttft + (osl - 1) * tpot
     return Estimate(ttft, tpot, e2e, concurrency / e2e, batch, util, kv_limited, "agg")
@@ -285,7 +292,8 @@ def estimate_disagg(
         ttft, slots, s_wait = concurrency / x_cap - (osl - 1) * t_dec, busy, 0.0
         occupancy, util = osl * t_dec, 1.0
     ttft = _with_startup(first + kv_transfer_s + t_dec, ttft, rounds, prefill.eff.bench_rounds)
-    ttft += prefill.eff.ttft_overhead_s + min(decode.eff.ttft_decode_steps, osl - 1) * t_dec
+    late = min(decode.eff.ttft_decode_steps * _step_tokens(decode), osl - 1)  # in tokens' time
+    ttft += prefill.eff.ttft_overhead_s + late * t_dec
     ttft += s_wait
     e2e = ttft + (osl - 1) * t_dec
     x = min(concurrency / e2e, x_cap)  # the start-up round's shorter wait does not add capacity

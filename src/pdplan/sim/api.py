@@ -64,6 +64,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         switches=sim.switch_log,
         first_token_delay_s=sim.cfg.ttft_overhead_s,
         first_token_steps=sim.cfg.ttft_decode_steps,
+        step_tokens=max(i.burst for i in sim.inst),  # speculative decode steps' tokens
     )
 
 

@@ -139,11 +139,16 @@ class DecodeMixin:
         fresh = self.fresh
         if not fresh:
             self.first_w, self.run_fresh = b, _NONE
-        elif len(fresh) == 1 and fresh[0] in self.running and self.sim.req.gen[fresh[0]] == 0:
+        elif (
+            len(fresh) == 1
+            and fresh[0] in self.running
+            and self.sim.req.gen[fresh[0]] == 0
+            and self.burst == 1.0
+        ):
             self.sim.req.first[fresh[0]] = tK + first  # _emit_fresh, inlined: a lone join
             self.first_w, self.run_fresh, self.fresh = b - 1, fresh, []
         else:
-            self.first_w = b - self._emit_fresh(tK + first)
+            self.first_w = b - self._emit_fresh(tK + first, first)
         self.first_stall, self.stall = self.stall, 0.0
         ver = self.ver = self.ver + 1
         t = tK + n * first + c * b * n * (n - 1) * 0.5  # T(n), design-notes s3
@@ -232,15 +237,18 @@ class DecodeMixin:
             put(_pack(lo2 * e, (lo + slope * (n - 1)) * e, m / e, b))
             put(_pack(0.0, 0.0, m - m / e, b))
 
-    def _emit_fresh(self: Instance, t1: float) -> int:
+    def _emit_fresh(self: Instance, t1: float, per_token: float = 0.0) -> int:
         """Fresh joins get their first token at t1 (end of the run's first step); a request
         back from a preemption gets its next one, one gap from its last token before the
-        eviction (recorded once: a re-planned run re-emits it without a second gap)."""
+        eviction (recorded once: a re-planned run re-emits it without a second gap). On a
+        speculative instance, whose run steps are priced per token (`per_token` s), the first
+        token ends a whole step: the burst's tokens (at most its output) come together."""
         r, running, evicted = self.sim.req, self.running, self.sim._evicted
         emitted = [rid for rid in self.fresh if rid in running]
+        burst = self.burst
         for rid in emitted:
             if r.gen[rid] == 0:
-                r.first[rid] = t1
+                r.first[rid] = t1 + per_token * (min(burst, r.out[rid]) - 1.0)
             elif rid in evicted:
                 t0 = evicted.pop(rid)
                 self.itl_put(_pack(t1 - t0, t1 - t0, 1, 1))

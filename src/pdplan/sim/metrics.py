@@ -62,17 +62,19 @@ class SimResult:
     switches: list[tuple[float, int, str]] = field(default_factory=list)
     first_token_delay_s: float = 0.0
     first_token_steps: float = 0.0
+    step_tokens: float = 1.0  # tokens a decode step emits (speculative decoding: > 1)
 
     def first_token_delay(self, c: dict[str, np.ndarray]) -> np.ndarray | float:
         """Seconds from the engine's first token to the client's, per row of columns `c`:
         first_token_delay_s + first_token_steps x the run's median TPOT (a typical decode
-        step; a request's own TPOT would carry its stalls), but never past the request's last
+        step, x step_tokens when steps emit several; a request's own TPOT would carry its
+        stalls), but never past the request's last
         token (the stream is flushed at the end: client TTFT <= E2E + first_token_delay_s)."""
         if not self.first_token_steps:
             return self.first_token_delay_s
         multi = (c["out"] > 1) & (c["state"] == DONE)
         tpot = (c["finish"][multi] - c["first"][multi]) / (c["out"][multi] - 1)
-        typical = float(np.median(tpot)) if len(tpot) else 0.0
+        typical = float(np.median(tpot)) * self.step_tokens if len(tpot) else 0.0  # one step
         late = np.fmin(self.first_token_steps * typical, c["finish"] - c["first"])  # NaN: open
         return self.first_token_delay_s + late
 
