@@ -126,6 +126,8 @@ def test_moe_shapes_by_hand() -> None:
         ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", "bf16"),
         ("nvidia/Qwen3-32B-NVFP4", "qwen3-32b", "fp4"),
         ("nvidia/DeepSeek-V3.1-NVFP4", "deepseek-v3.1", "fp4"),
+        ("Qwen/Qwen3-32B-FP8-Static-PerTensor", "qwen3-32b", "fp8"),  # AIConfigurator sample
+        ("RedHatAI/Meta-Llama-3.1-8B-Instruct-W8A8-FP8", "llama-3.1-8b", "fp8"),
         ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b", "bf16"),
         ("LLAMA-3.1-8B", "llama-3.1-8b", "bf16"),
     ],

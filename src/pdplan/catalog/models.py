@@ -34,6 +34,11 @@ _DTYPE_SUFFIXES: dict[str, str] = {
     "-mxfp4": "mxfp4",
     "-fp4": "fp4",
     "-fp8-dynamic": "fp8",
+    # FP8 with static per-tensor scales (AIConfigurator's Qwen/Qwen3-32B-FP8-Static-PerTensor,
+    # RedHatAI "-FP8" / "-W8A8-FP8" builds): FP8 weights either way
+    "-fp8-static-pertensor": "fp8",
+    "-fp8-static": "fp8",
+    "-w8a8-fp8": "fp8",
     "-fp8": "fp8",
     "-bf16": "bf16",
     "-int4": "int4",
