@@ -13,7 +13,12 @@ __all__ = ["register"]
 
 
 def accuracy_cmd(
-    measured: str = typer.Option(..., "--measured", help="CSV in measured_serving.csv format"),
+    measured: str = typer.Option(
+        ...,
+        "--measured",
+        help="CSV in measured_serving.csv format (optional spec_decode column: mtp:3, "
+        "eagle:2:0.8 or none)",
+    ),
     mode: str | None = typer.Option(None, help="only agg or only disagg rows (default: both)"),
     simulate: bool = typer.Option(False, "--simulate", help="predict by simulating each setup"),
     client: str | None = typer.Option(
