@@ -135,3 +135,15 @@ def test_rows_record_says_how_the_row_was_decoded(tmp_path: Path) -> None:
     assert prediction_record(predict_row(plain))["spec_decode"] == ""
     said = prediction_record(predict_row(_one(tmp_path, spec_decode="none")))
     assert (said["spec_decode"], said["spec_decode_from"]) == ("none", "column")
+
+
+def test_sglang_dsr1_mtp_points_outside_the_plain_search_space(tmp_path: Path) -> None:
+    src = "source_file=2026-03-25.csv; measured=2026-03-25; wip=False; "
+    src += "image=lmsysorg/sglang:v0.5.9-cu130; silicon_concurrency="
+    kw = dict(backend="sglang", tp_size="8")
+    spec = row_spec(_one(tmp_path, silicon_data_source=src + "256", batch_size="256", **kw))
+    assert spec is not None and spec.draft_tokens == 2  # --speculative-num-steps 2
+    # 64 clients: inside the plain recipe's space too, so nothing tells them apart
+    assert row_spec(_one(tmp_path, silicon_data_source=src + "64", batch_size="64", **kw)) is None
+    long = dict(kw, isl="8192")
+    assert row_spec(_one(tmp_path, silicon_data_source=src + "8", batch_size="8", **long))

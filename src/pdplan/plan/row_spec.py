@@ -51,8 +51,10 @@ def _inferencemax_spec(row: MeasuredRow) -> SpecDecode | None:
     - qwen3.5-fp8-b200-sglang-mtp (and its B300 copy): SGLang v0.5.9-cu130 at TP4 / EP1,
       EAGLE on the model's MTP layer, --speculative-num-steps 3 (the plain recipes ran the
       -amd64 images at TP4 / EP4 and TP8).
-    dsr1-fp8-b200-sglang-mtp shares image, date and layout with its plain recipe, so its rows
-    cannot be told apart and read as plain decoding."""
+    - dsr1-fp8-b200-sglang-mtp: SGLang v0.5.9-cu130 at TP8, EAGLE on the MTP layer with
+      --speculative-num-steps 2; it shares image, date and layout with its plain recipe, whose
+      search space stops at 64 clients (1k / 1k, 1k / 8k) and 4 (8k / 1k at TP8), so only the
+      points past those are its; the rest read as plain decoding."""
     if not is_inferencemax(row) or row.layout is None:
         return None
     tag, fam, lay = image_tag(row), _family(row), row.layout
@@ -60,6 +62,8 @@ def _inferencemax_spec(row: MeasuredRow) -> SpecDecode | None:
         mtp_2026 = tag == "1.1.0rc2.post2" and measured_date(row) >= "2026-01-01"
         if tag == "1.2.0rc6.post3" or mtp_2026:
             return SpecDecode("mtp", 1 if lay.dp > 1 else 3)
+    if _sglang_dsr1_mtp(row, tag, fam, lay):
+        return SpecDecode("mtp", 2)
     if (
         row.backend == "sglang"
         and fam == "qwen3.5"
@@ -68,6 +72,20 @@ def _inferencemax_spec(row: MeasuredRow) -> SpecDecode | None:
     ):
         return SpecDecode("mtp", 3)
     return None
+
+
+def _sglang_dsr1_mtp(row: MeasuredRow, tag: str, fam: str, lay: Layout) -> bool:
+    """A dsr1-fp8-b200-sglang-mtp point outside its plain twin's search space."""
+    if not (row.backend == "sglang" and fam == "deepseek" and row.system.startswith("b200")):
+        return False
+    if row.weight_dtype != "fp8" or tag != "v0.5.9-cu130" or lay.tp != 8 or lay.dp > 1:
+        return False
+    c = row.concurrency or 0
+    return (
+        c >= 128
+        if (row.isl, row.osl) in ((1024, 1024), (1024, 8192))
+        else ((row.isl, row.osl) == (8192, 1024) and c >= 8)
+    )
 
 
 def row_spec(row: MeasuredRow) -> SpecDecode | None:
