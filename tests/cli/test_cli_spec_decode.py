@@ -76,3 +76,12 @@ def test_default_layout_holds_the_draft_head(capsys: pytest.CaptureFixture[str])
     plain, mtp = _json(capsys, *args), _json(capsys, *args, "--spec-decode", "mtp:3")
     assert plain["layout"] == "tp4" and mtp["layout"] == "tp8"
     assert mtp["estimate"]["decode_batch"] > 7
+
+
+def test_a_layout_the_draft_head_overfills_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["estimate", "--model", "deepseek-v3", "--gpu", "l40s", "--layout", "tp8-pp2"]
+    assert main(args) == 0  # fits without a draft head
+    capsys.readouterr()
+    assert main([*args, "--spec-decode", "mtp:3"]) == 2
+    err = capsys.readouterr().err
+    assert "draft head" in err and "short by" in err and err.count("\n") == 1

@@ -218,7 +218,8 @@ def plan_memory(
     wdt = weight_dtype or model.weight_dtype
     hbm = gpu.hbm_bytes
     weights = weight_bytes_per_gpu(model, layout, wdt, moe_dtype)
-    weights += draft_head_bytes(model, layout, draft_layers, wdt, moe_dtype)
+    head = draft_head_bytes(model, layout, draft_layers, wdt, moe_dtype)
+    weights += head
     act = _activation_bytes(model, layout, chunk_tokens)
     base = max(0.0, hbm - weights - act - RUNTIME_OVERHEAD_BYTES) if of_free else hbm
     reserve = (1.0 - mem_fraction) * base
@@ -226,7 +227,9 @@ def plan_memory(
     if check and used >= hbm:
         raise DoesNotFitError(
             f"does not fit: needs {used / GiB:.1f} GiB per GPU before any KV cache "
-            f"(weights {weights / GiB:.1f} + activations {act / GiB:.1f} + runtime "
+            f"(weights {weights / GiB:.1f}"
+            + (f", of which a {draft_layers}-layer draft head {head / GiB:.1f}" if head else "")
+            + f" + activations {act / GiB:.1f} + runtime "
             f"{RUNTIME_OVERHEAD_BYTES / GiB:.1f} + reserve {reserve / GiB:.1f}), has "
             f"{hbm / GiB:.0f} GiB on {gpu.name}: short by {(used - hbm) / GiB:.1f} GiB "
             f"({layout}, {wdt.upper()} weights)",
