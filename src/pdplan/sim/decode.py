@@ -216,27 +216,6 @@ class DecodeMixin:
         self.C += nb
         self.kv_used += nb
 
-    def _close_burst(self: Instance, n: int, lo: float, slope: float, st: float) -> None:
-        """ITL of a speculative instance's run of n per-token steps (lo + slope * k seconds
-        each): whole steps of `burst` tokens arrive together, so the regular gaps are
-        1 / burst gaps of a step (burst x the per-token time) and the rest none. A first step
-        after a stall (or with fresh joins) keeps its one gap as a plain instance records it
-        (the stall plus a per-token step: short of the real gap by under one step), so the
-        mean gap stays TPOT's."""
-        e, put, b = self.burst, self.itl_put, self.B
-        first = 1 if (self.first_w != b or st) else 0
-        if first:
-            w = self.first_w
-            if n and self.join_stall:
-                w -= self._joiner_gaps(lo + st)
-            if w > 0:
-                put(_pack(lo + st, lo + st, 1, w))
-        m = n - first
-        if m > 0:
-            lo2 = lo + slope * first
-            put(_pack(lo2 * e, (lo + slope * (n - 1)) * e, m / e, b))
-            put(_pack(0.0, 0.0, m - m / e, b))
-
     def _emit_fresh(self: Instance, t1: float, per_token: float = 0.0) -> int:
         """Fresh joins get their first token at t1 (end of the run's first step); a request
         back from a preemption gets its next one, one gap from its last token before the

@@ -8,6 +8,7 @@ from heapq import heappush
 from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape
+from pdplan.sim.burst import BurstMixin
 from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.decode import DecodeMixin
@@ -26,7 +27,7 @@ __all__ = ["Instance", "steps_within"]
 _ROLE_CODE = {"agg": 0, "prefill": 1, "decode": 2}  # sim.metrics.SAMPLE_STATES indices
 
 
-class Instance(DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMixin):
+class Instance(BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMixin):
     """State and scheduler of one instance. Decode steps are counted by K; between events the
     batch is constant and whole runs of steps are integrated in closed form (unless exact)."""
 

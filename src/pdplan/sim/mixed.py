@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape, causal_pairs
 from pdplan.sim.kernel import PRIO_BOUNDARY
-from pdplan.sim.runs import RUN_PACK
 
 if TYPE_CHECKING:
     from pdplan.sim.engine import Instance
@@ -55,14 +54,3 @@ class MixedStepMixin:
         self.in_run = False
         if self.sim.tracer is not None:
             self.sim.tracer.append((self.idx, kind, now, dur, toks, self.B))
-
-    def _burst_tokens(self: Instance) -> int:
-        """Tokens each decode of a speculative instance gets from a mixed step, priced whole
-        (perf.spec_decode): `burst` on average, as whole tokens (the fraction carried over);
-        the extra ones arrive with the first, no gap (ITL)."""
-        self.burst_carry += self.burst
-        k = int(self.burst_carry)
-        self.burst_carry -= k
-        if k > 1:
-            self.itl_put(RUN_PACK(0.0, 0.0, k - 1, self.B))
-        return k

@@ -1,0 +1,58 @@
+"""`pdplan estimate`'s table: setup, layout, latencies, throughput, KV room."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pdplan.cli._common import kv_table
+
+__all__ = ["render"]
+
+
+def render(out: dict[str, Any]) -> Any:
+    def render(con) -> None:  # type: ignore[no-untyped-def]
+        e = out["estimate"]
+        rows = [
+            ("model / gpu / engine", f"{out['model']} / {out['gpu']} / {out['engine']}"),
+            (
+                "setup",
+                f"{out['mode']}, ISL {out['isl']}, OSL {out['osl']}, "
+                f"{out['concurrency']} clients, {out['gpus']} GPUs",
+            ),
+            ("layout", _layout_text(out)),
+            ("TTFT", f"{e['ttft_ms']:.1f} ms"),
+            (
+                "TPOT",
+                f"{e['tpot_ms']:.2f} ms" if out["osl"] > 1 else "n/a (one output token: no gap)",
+            ),
+            (
+                "throughput",
+                f"{e['throughput_rps']:.2f} req/s, "
+                f"{out['output_tokens_per_s_per_gpu']:.0f} output tok/s/GPU",
+            ),
+            ("mean decode batch", f"{e['decode_batch']:.1f}"),
+            ("KV capacity", f"{out['memory']['kv_capacity_tokens']:,} tokens per instance"),
+            ("KV-limited", str(e["kv_limited"])),
+        ]
+        if out["mode"] == "disagg":
+            rows.append(("KV transfer", f"{out['kv_transfer_ms']:.1f} ms per request"))
+        if out.get("spec_decode"):
+            sd = out["spec_decode"]
+            rows.insert(4, ("speculative decoding", f"{sd['method']}, {sd['draft_tokens']} "
+                            f"drafts at acceptance {sd['acceptance']:g}: "
+                            f"{sd['tokens_per_step']:.2f} tokens a step"))  # fmt: skip
+        con.print(kv_table("pdplan estimate (steady state, closed loop)", rows))
+        if out.get("layout_note"):
+            con.print(f"note: {out['layout_note']}", markup=False)
+
+    return render
+
+
+def _layout_text(out: dict[str, Any]) -> str:
+    """The instance layout(s) and, disaggregated, the instance counts."""
+    if out["mode"] == "agg":
+        return str(out["layout"])
+    return (
+        f"prefill {out['prefill_layout']} x {out['prefill_workers']}, "
+        f"decode {out['decode_layout']} x {out['decode_workers']}"
+    )
