@@ -149,7 +149,7 @@ def _layouts(
             picked,
             wd,
             need=needs[opt],
-            draft_layers=drafts if opt != "--prefill-layout" else 0,
+            draft_layers=drafts,  # a prefill instance runs (and holds) the head too
         )
         for opt, text in given.items()
     }

@@ -279,7 +279,8 @@ def estimate_disagg(
     t_dec = decode.decode_step(max(1, math.ceil(slots)), ctx)
     occupancy = osl * t_dec  # s, a decode slot is held from the first decode step to the last
     s_wait = slot_wait(math.ceil(per_dec), math.ceil(slots), occupancy)
-    fixed = kv_transfer_s + t_dec  # s, after the prompt: transfer + hand-off + first step
+    step1 = t_dec * _step_tokens(decode)  # s, the first decode step, whole (speculative: x E)
+    fixed = kv_transfer_s + step1  # s, after the prompt: transfer + hand-off + first step
     ttft, util = prefill_queue_ttft(p1, p_batch, fixed, concurrency, n_prefill, osl, t_dec, s_wait)
     # prefill-bound: the pool sustains x_cap = n_prefill / p requests/s; the clients queue for
     # it, so by Little's law a cycle lasts C / x_cap, and the decode pool runs only
@@ -291,7 +292,7 @@ def estimate_disagg(
             t_dec = decode.decode_step(max(1, math.ceil(busy)), ctx)
         ttft, slots, s_wait = concurrency / x_cap - (osl - 1) * t_dec, busy, 0.0
         occupancy, util = osl * t_dec, 1.0
-    ttft = _with_startup(first + kv_transfer_s + t_dec, ttft, rounds, prefill.eff.bench_rounds)
+    ttft = _with_startup(first + kv_transfer_s + step1, ttft, rounds, prefill.eff.bench_rounds)
     late = min(decode.eff.ttft_decode_steps * _step_tokens(decode), osl - 1)  # in tokens' time
     ttft += prefill.eff.ttft_overhead_s + late * t_dec
     ttft += s_wait

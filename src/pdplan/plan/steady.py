@@ -71,9 +71,9 @@ def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str,
 
 
 def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]) -> dict[str, Any]:
-    isl, osl, wd, kvd, eng = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"], kw["engine"]
+    isl, osl, wd, kvd = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"]
     np_, nd = kw["prefill_workers"], kw["decode_workers"]
-    pmem = plan_memory(m, g, pl, wd, kvd, context=isl)  # refuses weights that do not fit
+    pmem = plan_memory(m, g, pl, wd, kvd, context=isl, draft_layers=_drafts(kw))  # refuses
     if pmem.kv_capacity_tokens < isl:  # a prefill instance holds a prompt's KV until it is sent
         raise DoesNotFitError(
             f"KV capacity {pmem.kv_capacity_tokens:,} tokens per prefill instance holds no "
@@ -85,7 +85,7 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
     xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
     dcm = _cost(m, g, dl, kw)
     est = estimate_disagg(
-        CostModel(m, g, pl, eng, wd, kvd),  # a prefill instance does not decode
+        _cost(m, g, pl, kw),  # with speculation it runs the draft head over the prompt too
         dcm,
         isl,
         osl,
