@@ -147,3 +147,16 @@ def test_sglang_dsr1_mtp_points_outside_the_plain_search_space(tmp_path: Path) -
     assert row_spec(_one(tmp_path, silicon_data_source=src + "64", batch_size="64", **kw)) is None
     long = dict(kw, isl="8192")
     assert row_spec(_one(tmp_path, silicon_data_source=src + "8", batch_size="8", **long))
+
+
+def test_accuracy_groups_speculative_rows_apart(tmp_path: Path) -> None:
+    from pdplan.plan.accuracy import run_accuracy
+
+    path = tmp_path / "m.csv"
+    rows = [dict(BASE, id="mtp"), dict(BASE, id="plain", spec_decode="none")]
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, list(rows[1]))
+        w.writeheader()
+        w.writerows({c: r.get(c, "") for c in rows[1]} for r in rows)
+    rep = run_accuracy(str(path))
+    assert set(rep["agg"]["by_decoding"]) == {"mtp:3:0.7", "none"}

@@ -115,6 +115,8 @@ def _render(rep: dict, con: Any) -> None:
         groups = [("all", sec["overall"])]
         for k in ("by_system", "by_backend", "by_model"):
             groups += list(sec[k].items())
+        if len(sec["by_decoding"]) > 1:  # speculative rows beside plain ones
+            groups += [(f"decoding {k}", v) for k, v in sec["by_decoding"].items()]
         for name, s in groups:
             a, b = s["ttft_ape"], s["tpot_ape"]
             cells = (a["median"], a["p90"], b["median"], b["p90"])

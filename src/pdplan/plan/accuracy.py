@@ -235,6 +235,8 @@ def run_accuracy(
                 "by_system": summarize(sub, lambda r: r.system),
                 "by_model": summarize(sub, lambda r: r.model_path),
                 "by_backend": summarize(sub, lambda r: r.backend),
+                # rows predicted as speculative (their column, or a known MTP recipe) apart
+                "by_decoding": summarize(sub, lambda r: _spec_text(r) or "plain"),
             }
     report["skipped_reasons"] = [
         {"reason": r, "rows": n, "example": examples[r]} for r, n in sorted(skipped.items())
