@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from pdplan.sim import Arrivals, SimConfig, simulate
+from pdplan.sim.gate import ContextGate
 
 from .helpers import aggs, lengths_workload, xpyd
 
@@ -19,6 +20,10 @@ SCENARIOS = {
     "agg_preempt": SimConfig(instances=aggs(1, cap=30_000, chunk_budget=2048)),
     "agg_recv_interval": SimConfig(instances=aggs(2, recv_interval=10)),
     "agg_chunked_recv_interval": SimConfig(instances=aggs(2, chunk_budget=1024, recv_interval=30)),
+    "agg_balance_gate": SimConfig(
+        instances=aggs(2, chunk_budget=2048, ctx_gate=ContextGate("balance", 30, 4, 3))
+    ),
+    "agg_batch_gate": SimConfig(instances=aggs(2, ctx_gate=ContextGate("batch", 20, tokens=3000))),
 }
 
 

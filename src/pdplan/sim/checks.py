@@ -65,6 +65,15 @@ def check_instance(spec: InstanceSpec) -> None:
             raise ConfigError(f"{name}={v!r} must be a positive finite number of B/s")
     if not _is_int(spec.node):
         raise ConfigError(f"node={spec.node!r} must be an integer")
+    if spec.ctx_gate is not None:
+        from pdplan.sim.gate import ContextGate
+
+        if not isinstance(spec.ctx_gate, ContextGate):
+            raise ConfigError(
+                f"ctx_gate must be a sim.gate.ContextGate or None, not {spec.ctx_gate!r}"
+            )
+        if spec.recv_interval > 1:
+            raise ConfigError("ctx_gate and recv_interval > 1 cannot be combined on one instance")
 
 
 def check_numbers(cfg: SimConfig) -> None:

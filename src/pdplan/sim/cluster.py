@@ -198,7 +198,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
         r.p_inst[rid] = inst.idx
         r.todo[rid] = i
         inst.outstanding += i + (o if inst.role == "agg" else 0)
-        if inst.recv > 1:
+        if inst.holds:
             inst.submit_prefill(rid)
             return None
         inst.pq.append(rid)

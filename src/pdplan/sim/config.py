@@ -11,6 +11,7 @@ from typing import Protocol
 from pdplan.errors import ConfigError
 from pdplan.perf.step import StepModel
 from pdplan.sim.checks import check_instance, check_numbers, check_role_switch, check_switch
+from pdplan.sim.gate import ContextGate
 from pdplan.sim.kv_shape import fill_kv_shape
 
 __all__ = [
@@ -58,6 +59,9 @@ class InstanceSpec:
     recv_interval: while decoding, the scheduler takes in newly arrived requests only every
         recv_interval decode steps (SGLang --scheduler-recv-interval; 1 = every step, the
         engines' default); right after a prefill step, or when idle, it takes them at once.
+    ctx_gate: a TensorRT-LLM context gate (sim.gate.ContextGate: attention-DP balancing or
+        batch waiting) holding arrivals back while decodes run; None = none. Not with
+        recv_interval > 1.
     """
 
     role: str
@@ -76,6 +80,7 @@ class InstanceSpec:
     name: str = ""
     recv_interval: int = 1
     kv_senders: int = 0
+    ctx_gate: ContextGate | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -35,7 +35,8 @@ class Instance(BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
         "B C K _affine _kink _end_pf_cb _kvb _net_start _pf_cache _started burst burst_carry "
-        "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh heap idx "
+        "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh gate gate_K "
+        "gate_ranks gate_tokens heap holds idx "
         "in_run inbox inflight itl_put join_stall jq kv_used layerwise loop model next_role "
         "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
         "running samples "
@@ -49,7 +50,11 @@ class Instance(BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin
         self.pq: deque[int] = deque()  # prompts to prefill (or recompute), head may be partial
         self.inbox: deque[int] = deque()  # arrived, not yet taken in (spec.recv_interval > 1)
         self.recv = spec.recv_interval
-        self.poll_K = 0  # decode step count K at the last take-in
+        self.gate = spec.ctx_gate  # TensorRT-LLM context gate (sim.gate), or None
+        self.holds = self.recv > 1 or self.gate is not None  # arrivals wait in the inbox
+        self.poll_K = 0  # decode step count K at the last take-in (PollMixin)
+        self.gate_K, self.gate_tokens = -1, 0  # the gate's early opening step, waiting tokens
+        self.gate_ranks: set[int] = set()  # DP ranks holding a waiting prompt
         self.jq: deque[int] = deque()  # waiting for KV admission (disagg decode, swapped out)
         self.ready: deque[int] = deque()  # KV present, join the batch at the next boundary
         self.swapped: set[int] = set()
@@ -109,8 +114,9 @@ class Instance(BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin
     # ---- work arriving ---------------------------------------------------------------------
     def submit_prefill(self, rid: int) -> None:
         """A prompt to prefill here."""
-        if self.recv > 1 and self.busy:  # taken in at the next poll (_take_in)
+        if self.holds and self.busy:  # taken in at the next poll (_take_in)
             self.inbox.append(rid)
+            self._gate_arrival(rid)
             if self.in_run:
                 self._cut_at_poll()
             return
@@ -258,7 +264,8 @@ class Instance(BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin
     def _end_prefill(self, batch: list[tuple[int, int, int]]) -> None:
         now = self.sim.loop.now
         self.busy = False
-        self.poll_K = self.K  # a prefill step makes the scheduler poll at once
+        if self.gate is None:
+            self.poll_K = self.K  # a prefill step makes the scheduler poll at once
         self.busy_s += now - self.tK
         self.tK = now
         if len(batch) > 1:

@@ -45,7 +45,8 @@ class MixedStepMixin:
         self.tK = now
         if self.B:
             self._advance(1 if self.burst == 1.0 else self._burst_tokens())
-        self.poll_K = self.K  # a step with prompts makes the scheduler poll at once
+        if self.gate is None:  # (a gate's counter runs on: PollMixin)
+            self.poll_K = self.K  # a step with prompts makes the scheduler poll at once
         self._finish_chunks(batch, now)
         self._decide()
 

@@ -1,10 +1,12 @@
-"""Scheduler polling: arrivals are taken in only every recv decode steps (SGLang
---scheduler-recv-interval), at once after a prompt step or when no decode runs."""
+"""Scheduler polling and context gates: arrivals are taken in only every recv decode steps
+(SGLang --scheduler-recv-interval), or when a TensorRT-LLM context gate opens (sim.gate), at
+once after a prompt step or when no decode runs."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pdplan.sim.gate import gate_rank
 from pdplan.sim.steps import steps_within
 
 if TYPE_CHECKING:
@@ -14,14 +16,55 @@ __all__ = ["PollMixin"]
 
 
 class PollMixin:
-    """Methods of Instance for the recv interval (see InstanceSpec.recv_interval)."""
+    """Methods of Instance for the recv interval (InstanceSpec.recv_interval) and the context
+    gate (InstanceSpec.ctx_gate). poll_K: the decode step count at the last take-in (for a
+    "batch" gate: when the first waiting prompt arrived); gate_K: the step from which an
+    early condition opens the gate (all DP ranks hold a prompt, or enough tokens wait), -1
+    while none holds."""
 
     __slots__ = ()
 
     def next_poll(self: Instance, k: int) -> int:
-        """The first decode step count >= k at which the scheduler polls for arrivals: every
-        recv decode steps from the last poll at poll_K (SGLang's recv skipper counter)."""
-        return self.poll_K - (self.poll_K - k) // self.recv * self.recv
+        """The first decode step count >= k at which the waiting arrivals are taken in: every
+        recv decode steps from the last poll at poll_K (SGLang's recv skipper counter), or
+        where the context gate opens."""
+        g = self.gate
+        if g is None:
+            return self.poll_K - (self.poll_K - k) // self.recv * self.recv
+        if self.gate_K >= 0:
+            return max(k, self.gate_K)
+        if g.kind == "balance" and self.B < g.ranks:
+            return k  # some DP rank runs no decode: TensorRT-LLM releases at once
+        t = g.timeout_steps
+        if g.kind == "batch":  # counted from the first waiting prompt
+            return max(k, self.poll_K + t)
+        return self.poll_K - (self.poll_K - k) // t * t  # free-running, reset at each release
+
+    def _steps_now(self: Instance) -> int:
+        """Decode steps done by now: K plus the whole steps of the running run so far."""
+        if not (self.busy and self.in_run and self.run_n > 1):
+            return self.K
+        dt = self.loop.now - self.tK
+        if dt <= 0.0:
+            return self.K
+        c = self.run_c
+        return self.K + steps_within(dt, self.run_a, c * self.B, c * self.C)
+
+    def _gate_arrival(self: Instance, rid: int) -> None:
+        """A prompt joins the inbox: start the batch wait, or note its DP rank / its tokens."""
+        g = self.gate
+        if g is None or self.gate_K >= 0:
+            return
+        if g.kind == "batch":
+            if len(self.inbox) == 1:
+                self.poll_K = self._steps_now()
+            self.gate_tokens += int(self.sim.req.inp[rid])
+            if self.gate_tokens + self.B >= g.tokens > 0:
+                self.gate_K = self._steps_now()
+            return
+        self.gate_ranks.add(gate_rank(rid, g.ranks))
+        if len(self.gate_ranks) >= g.ranks:
+            self.gate_K = self._steps_now() + g.wait_steps
 
     def _cut_at_poll(self: Instance) -> None:
         """End the running decode run at the boundary where the scheduler next polls."""
@@ -33,8 +76,11 @@ class PollMixin:
 
     def _take_in(self: Instance) -> None:
         """At a boundary: take in the arrived requests if the scheduler polls here (every recv
-        decode steps; at once after a step with prompts, or with no decodes running)."""
-        if not self.B or (self.K - self.poll_K) % self.recv == 0:
+        decode steps, or the gate opens; at once after a step with prompts, or with no decodes
+        running)."""
+        if not self.B or self.next_poll(self.K) == self.K:
+            self.poll_K = self.K
+            self.gate_K, self.gate_tokens = -1, 0
+            self.gate_ranks.clear()
             self.pq.extend(self.inbox)
             self.inbox.clear()
-            self.poll_K = self.K
