@@ -15,10 +15,12 @@ from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError, PdplanError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
+from pdplan.perf.efficiency import get_efficiency
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.plan.row_recipe import row_recipe_eff
 from pdplan.plan.row_setup import (
     INFERENCEMAX_MARKERS,
     check_row_deployment,
@@ -101,7 +103,8 @@ def prediction_record(p: Prediction) -> dict[str, object]:
 
 
 def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
-    return row_cost_model(row, model, gpu, layout)
+    eff = row_recipe_eff(row, get_efficiency(row.backend, gpu.name, gpu.hbm_gib))
+    return row_cost_model(row, model, gpu, layout, eff)
 
 
 def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:

@@ -8,7 +8,7 @@ from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError
 from pdplan.perf.costmodel import CostModel
-from pdplan.perf.efficiency import Efficiency
+from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import engine_kv_memory, plan_memory
@@ -20,6 +20,7 @@ from pdplan.plan.accuracy import (
     is_inferencemax,
     kv_dtype_for,
 )
+from pdplan.plan.row_recipe import row_gate, row_recipe_eff
 from pdplan.plan.row_spec import draft_layers, row_cost_model
 from pdplan.sim import InstanceSpec, simulate_closed_loop
 
@@ -70,6 +71,7 @@ def _instance(
         raise ConfigError(f"row has no {layout_kind} layout")
     check_row_layouts(row, model, gpu)
     kvd = kv_dtype_for(row)
+    eff = row_recipe_eff(row, eff or get_efficiency(row.backend, gpu.name, gpu.hbm_gib))
     cm = row_cost_model(row, model, gpu, lay, eff)
     frac, of_free = engine_kv_memory(row.backend)
     mem = plan_memory(
@@ -95,6 +97,7 @@ def _instance(
         prefill_token_budget=cm.step_token_budget,
         gpus=lay.gpus,
         recv_interval=recv_interval(row) if role == "agg" else 1,
+        ctx_gate=row_gate(row) if role == "agg" else None,
         # as `pdplan kv` times a transfer: line rate x KV_PATHS' efficiency, and only the GPUs
         # that hold a distinct shard of one request's KV send it
         nic_bytes_per_s=gpu.nic_bytes_per_s * KV_PATHS["nic"]["efficiency"],
