@@ -14,6 +14,14 @@ from pdplan.sim.gate import ContextGate
 from .test_row_spec import BASE, _one
 
 PLAIN = "image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post2"
+OSS = dict(  # gpt-oss-120b with attention DP over 4 ranks
+    model_path="openai/gpt-oss-120b",
+    gemm_quant_mode="w4a16_mxfp4",
+    moe_quant_mode="w4a16_mxfp4",
+    precision="fp4",
+    tp_size="1",
+    attention_dp_size="4",
+)
 
 
 def _row(tmp_path: Path, **kw: str) -> MeasuredRow:
@@ -23,16 +31,7 @@ def _row(tmp_path: Path, **kw: str) -> MeasuredRow:
 def test_deepseek_attention_dp_rows_get_the_recipes_balance_gate(tmp_path: Path) -> None:
     row = _row(tmp_path, tp_size="1", attention_dp_size="8", moe_ep_size="8", batch_size="64")
     assert row_gate(row) == ContextGate("balance", 60, ranks=8, wait_steps=0)
-    oss = _row(
-        tmp_path,
-        model_path="openai/gpt-oss-120b",
-        gemm_quant_mode="w4a16_mxfp4",
-        moe_quant_mode="w4a16_mxfp4",
-        precision="fp4",
-        tp_size="1",
-        attention_dp_size="4",
-        moe_ep_size="4",
-    )
+    oss = _row(tmp_path, **OSS, moe_ep_size="4")
     # gpt-oss's recipe keeps TensorRT-LLM's AttentionDpConfig defaults
     assert row_gate(oss) == ContextGate("balance", 50, ranks=4, wait_steps=10)
     assert row_gate(_row(tmp_path)) is None  # TP8 without DP, MTP: no gate
@@ -76,12 +75,7 @@ def test_simulated_balance_gate_raises_ttft_of_a_dp_row(tmp_path: Path) -> None:
 
     row = _row(
         tmp_path,
-        model_path="openai/gpt-oss-120b",
-        gemm_quant_mode="w4a16_mxfp4",
-        moe_quant_mode="w4a16_mxfp4",
-        precision="fp4",
-        tp_size="1",
-        attention_dp_size="4",
+        **OSS,
         moe_ep_size="2",
         moe_tp_size="2",
         isl="8192",
