@@ -1,5 +1,6 @@
 """`pdplan simulate`'s CLI-only setup: prefix caches from --prefix-cache, role-switch
-schedules from --switch (helpers of cli/simulate.py; the cluster comes from plan.sim_deploy)."""
+schedules from --switch, TensorRT-LLM context gates from --adp-balance / --batch-wait
+(helpers of cli/simulate.py; the cluster comes from plan.sim_deploy)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from pdplan.errors import ConfigError, InputError
 
-__all__ = ["prefix_caches", "switches"]
+__all__ = ["ctx_gates", "prefix_caches", "switches"]
 
 
 _SWITCH_FORM = "use TIME_S:INSTANCE:ROLE, e.g. 600:prefill1:decode"
@@ -86,3 +87,68 @@ def prefix_caches(instances: tuple[Any, ...], wl: Any, setting: str) -> tuple[An
             )
     blocks = {n: min(int(setting), b) if setting != "auto" else b for n, b in pool.items()}
     return tuple(replace(i, prefix_cache_blocks=blocks[i.name]) for i in instances)
+
+
+def _ints(flag: str, text: str, form: str, n_min: int, n_max: int) -> list[str]:
+    parts = [p.strip() for p in text.strip().split(":")]
+    if not n_min <= len(parts) <= n_max or not all(parts):
+        raise ConfigError(f"{flag} {text!r}: use {form}")
+    return parts
+
+
+def _count(flag: str, text: str, what: str, least: int) -> int:
+    if not (text.isdigit() and int(text) >= least):
+        raise ConfigError(f"{flag}: {what} {text!r} must be a whole number >= {least}")
+    return int(text)
+
+
+def ctx_gates(
+    instances: tuple[Any, ...], engine: str, adp_balance: str | None, batch_wait: str | None
+) -> tuple[Any, ...]:
+    """TensorRT-LLM's context gates on the aggregated instances (sim.gate.ContextGate):
+    --adp-balance TIMEOUT[:WAIT] (attention_dp_config enable_balance, timeout_iters,
+    batching_wait_iters; default WAIT 10, TensorRT-LLM's) on those with attention DP, and
+    --batch-wait ITERS:RATIO (batch_wait_timeout_iters, batch_wait_max_tokens_ratio of the
+    instance's max_num_tokens) on those without (TensorRT-LLM applies it only there)."""
+    from dataclasses import replace
+
+    from pdplan.sim.gate import ContextGate
+
+    if adp_balance is None and batch_wait is None:
+        return instances
+    flag = "--adp-balance" if adp_balance is not None else "--batch-wait"
+    if engine != "trtllm":
+        raise ConfigError(f"{flag} is a TensorRT-LLM scheduler setting; add --engine trtllm")
+    dp = [int(getattr(getattr(i.step_model, "layout", None), "dp", 1)) for i in instances]
+    agg = [i.role == "agg" for i in instances]
+    gates: list[Any] = [None] * len(instances)
+    if adp_balance is not None:
+        parts = _ints("--adp-balance", adp_balance, "TIMEOUT_ITERS[:WAIT_ITERS], e.g. 60:0", 1, 2)
+        timeout = _count("--adp-balance", parts[0], "the timeout", 1)
+        wait = _count("--adp-balance", parts[1], "the batching wait", 0) if len(parts) > 1 else 10
+        if not any(a and d > 1 for a, d in zip(agg, dp, strict=True)):
+            raise ConfigError(
+                "--adp-balance balances attention-DP ranks: no aggregated pool has a dpN layout"
+            )
+        for k, (a, d) in enumerate(zip(agg, dp, strict=True)):
+            if a and d > 1:
+                gates[k] = ContextGate("balance", timeout, ranks=d, wait_steps=wait)
+    if batch_wait is not None:
+        parts = _ints("--batch-wait", batch_wait, "ITERS:RATIO, e.g. 40:0.8", 2, 2)
+        iters = _count("--batch-wait", parts[0], "the timeout", 1)
+        try:
+            ratio = float(parts[1])
+        except ValueError:
+            ratio = -1.0
+        if not 0 < ratio <= 1:
+            raise ConfigError(f"--batch-wait: the ratio {parts[1]!r} must be in (0, 1]")
+        if not any(a and d == 1 for a, d in zip(agg, dp, strict=True)):
+            raise ConfigError(
+                "--batch-wait applies without attention DP: no aggregated pool has a layout "
+                "without dpN"
+            )
+        for k, (a, d) in enumerate(zip(agg, dp, strict=True)):
+            if a and d == 1:
+                budget = int(instances[k].prefill_token_budget)  # max_num_tokens, tokens
+                gates[k] = ContextGate("batch", iters, tokens=max(1, int(ratio * budget)))
+    return tuple(replace(i, ctx_gate=g) if g else i for i, g in zip(instances, gates, strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import typer
@@ -13,7 +14,7 @@ from pdplan.sim import SimConfig, SimResult, simulate
 from ._common import console, context_warning, warn
 from ._simulate_checks import check_outputs, check_roles, locality_note, preemption_note
 from ._simulate_report import overload_warning, show, write
-from ._simulate_setup import prefix_caches, switches
+from ._simulate_setup import ctx_gates, prefix_caches, switches
 from ._simulate_workload import workload as workload_of
 
 __all__ = ["register"]
@@ -36,7 +37,8 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"])
     check_roles(cluster.instances, o)
     locality_note(cluster.instances, o)
-    res = _simulate(_config(cluster, wl, o), wl, arrivals, o["as_json"])
+    cfg = _config(cluster, wl, o)
+    res = _simulate(cfg, wl, arrivals, o["as_json"])
     if res.n_requests == 0:
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
     _context(cluster.model, wl, res.n_requests)
@@ -44,6 +46,9 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     spec = parse_spec(o["spec_decode"] or "")
     if spec is not None:  # said in the output, as the other deployment settings are
         s["spec_decode"] = spec.to_dict()
+    gates = {i.name: asdict(i.ctx_gate) for i in cfg.instances if i.ctx_gate is not None}
+    if gates:  # --adp-balance / --batch-wait, per instance they apply to
+        s["ctx_gates"] = gates
     if arrivals.mode != "closed":  # a closed loop cannot outrun the cluster: it waits for it
         overload_warning(s, res, list(cluster.pools))
     write(res, o)
@@ -51,8 +56,9 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
 
 
 def _config(cluster: Any, wl: Any, o: dict[str, Any]) -> SimConfig:
+    gated = ctx_gates(cluster.instances, o["engine"], o["adp_balance"], o["batch_wait"])
     return cluster.config(  # type: ignore[no-any-return]
-        instances=prefix_caches(cluster.instances, wl, o["prefix_cache"]),
+        instances=prefix_caches(gated, wl, o["prefix_cache"]),
         routing=o["routing"],
         pairing=o["pairing"],
         transfer_mode=o["transfer"],
@@ -154,6 +160,20 @@ def register(app: typer.Typer) -> None:
             help="speculative decoding METHOD:K[:ACCEPTANCE]: mtp or eagle, K draft tokens a "
             "step, each accepted with probability ACCEPTANCE (default 0.7: DeepSeek-R1 MTP's "
             "2.5 tokens a step at K=3); TPOT / ITL are per accepted token",
+        ),
+        adp_balance: str = typer.Option(
+            None,
+            "--adp-balance",
+            help="TensorRT-LLM attention-DP balancing TIMEOUT[:WAIT] iterations "
+            "(attention_dp_config enable_balance, timeout_iters, batching_wait_iters; WAIT "
+            "default 10): new prompts wait until every DP rank holds one",
+        ),
+        batch_wait: str = typer.Option(
+            None,
+            "--batch-wait",
+            help="TensorRT-LLM batch waiting ITERS:RATIO (batch_wait_timeout_iters, "
+            "batch_wait_max_tokens_ratio): without attention DP, new prompts wait for RATIO x "
+            "max_num_tokens or ITERS iterations",
         ),
         max_batch: int = typer.Option(
             None,
@@ -258,5 +278,6 @@ def register(app: typer.Typer) -> None:
             "timeline_out": timeline_out, "sample_interval": sample_interval, "rate": rate,
             "clients": clients, "fmt": fmt, "mapping": mapping, "skip_bad": skip_bad,
             "seed": seed, "placement": placement, "spec_decode": spec_decode,
+            "adp_balance": adp_balance, "batch_wait": batch_wait,
         }  # fmt: skip
         _run(model, gpu, deployment, workload, opts)
