@@ -60,6 +60,14 @@ def test_token_budgets_follow_the_recipes_max_num_tokens(tmp_path: Path) -> None
     dp = _row(tmp_path, tp_size="1", attention_dp_size="8", moe_ep_size="8", batch_size="8")
     assert row_token_budget(dp) == 1152
     assert row_token_budget(_row(tmp_path, backend="sglang")) is None
+    # disaggregated rows ran Dynamo's recipes, not these single-node scripts
+    disagg = _row(
+        tmp_path, mode="disagg", prefill_tp_size="8", decode_tp_size="8",
+        prefill_num_workers="1", decode_num_workers="1",
+    )  # fmt: skip
+    assert disagg.mode == "disagg" and row_token_budget(disagg) is None
+    eff = get_efficiency("trtllm", "b200_sxm")
+    assert row_recipe_eff(disagg, eff) == eff
 
 
 def test_recipe_eff_sets_the_budget_and_the_deepseek_first_token_delay(tmp_path: Path) -> None:

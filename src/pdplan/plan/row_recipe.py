@@ -35,6 +35,12 @@ _BATCH_WAIT = (40, 0.8)
 _FIRST_TOKEN_STEPS = 9.0  # steps: stream_interval - 1
 
 
+def _single_node_trtllm(row: MeasuredRow) -> bool:
+    """An aggregated InferenceMAX TensorRT-LLM row: launched by the single-node scripts above
+    (disaggregated rows ran Dynamo's recipes, whose settings these are not)."""
+    return row.backend == "trtllm" and row.mode == "agg" and is_inferencemax(row)
+
+
 def _family(row: MeasuredRow) -> str:
     name = row.model_path.lower()
     if "deepseek-r1" in name or "deepseek-v3" in name:
@@ -61,7 +67,7 @@ def row_token_budget(row: MeasuredRow) -> int | None:
     """Tokens one iteration of one rank may take in the row's InferenceMAX TensorRT-LLM
     recipe (--max_num_tokens), or None (the engine's default applies): the DeepSeek recipes'
     trtllm_max_num_tokens; gptoss_fp4_b200_trt.sh sets MAX_NUM_TOKENS=20000."""
-    if row.backend != "trtllm" or not is_inferencemax(row):
+    if not _single_node_trtllm(row):
         return None
     fam = _family(row)
     if fam == "deepseek":
@@ -72,7 +78,7 @@ def row_token_budget(row: MeasuredRow) -> int | None:
 def row_gate(row: MeasuredRow) -> ContextGate | None:
     """The context gate the row's InferenceMAX TensorRT-LLM recipe set, or None (any other row:
     engines schedule new prompts at the next step by default)."""
-    if row.backend != "trtllm" or not is_inferencemax(row) or row.layout is None:
+    if not _single_node_trtllm(row) or row.layout is None:
         return None
     fam, lay = _family(row), row.layout
     if lay.dp > 1 and fam in _BALANCE:
@@ -98,6 +104,6 @@ def row_recipe_eff(row: MeasuredRow, eff: Efficiency) -> Efficiency:
     budget = row_token_budget(row)
     if budget is not None:
         eff = replace(eff, prefill_chunk=budget)
-    if row.backend == "trtllm" and is_inferencemax(row) and _family(row) == "deepseek":
+    if _single_node_trtllm(row) and _family(row) == "deepseek":
         eff = replace(eff, ttft_decode_steps=_FIRST_TOKEN_STEPS)
     return eff
