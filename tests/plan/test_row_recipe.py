@@ -8,7 +8,7 @@ from pathlib import Path
 from pdplan.perf.efficiency import get_efficiency
 from pdplan.perf.measured import MeasuredRow
 from pdplan.plan.accuracy_sim import simulate_measured_row
-from pdplan.plan.row_recipe import row_gate, row_recipe_eff, row_token_budget
+from pdplan.plan.row_recipe import recipe_text, row_gate, row_recipe_eff, row_token_budget
 from pdplan.sim.gate import ContextGate
 
 from .test_row_spec import BASE, _one
@@ -99,3 +99,13 @@ def test_simulated_balance_gate_raises_ttft_of_a_dp_row(tmp_path: Path) -> None:
     finally:
         acc.row_gate = orig  # type: ignore[assignment]
     assert gated > 1.5 * plain  # prompts wait for all 4 ranks or 50 iterations
+
+
+def test_rows_output_names_the_recipe_settings(tmp_path: Path) -> None:
+    from pdplan.plan.accuracy import predict_row, prediction_record
+
+    rec = prediction_record(predict_row(_row(tmp_path)))
+    assert rec["recipe"] == "max_num_tokens=1152; first_token_steps=9"
+    dp = _row(tmp_path, tp_size="1", attention_dp_size="8", moe_ep_size="8", batch_size="8")
+    assert recipe_text(dp) == "max_num_tokens=1152; first_token_steps=9; balance=60/0 x8"
+    assert recipe_text(_row(tmp_path, backend="vllm")) == ""

@@ -20,7 +20,7 @@ from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import engine_kv_memory, plan_memory
-from pdplan.plan.row_recipe import row_recipe_eff
+from pdplan.plan.row_recipe import recipe_text, row_recipe_eff
 from pdplan.plan.row_setup import (
     INFERENCEMAX_MARKERS,
     check_row_deployment,
@@ -93,6 +93,7 @@ def prediction_record(p: Prediction) -> dict[str, object]:
         "concurrency": r.concurrency,
         "spec_decode": _spec_text(r),
         "spec_decode_from": ("column" if r.spec_decode else "recipe") if _spec_text(r) else "",
+        "recipe": recipe_text(r),  # launch-recipe settings it ran with (plan/row_recipe.py)
         "measured_ttft_ms": round(r.ttft_ms, 3),
         "predicted_ttft_ms": round(p.ttft_ms, 3),
         "ttft_ape": round(p.ttft_ape, 2),

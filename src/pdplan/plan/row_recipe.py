@@ -11,7 +11,13 @@ from pdplan.plan.row_setup import is_inferencemax
 from pdplan.plan.row_spec import row_spec
 from pdplan.sim.gate import ContextGate
 
-__all__ = ["row_gate", "row_recipe_eff", "row_token_budget", "trtllm_max_num_tokens"]
+__all__ = [
+    "recipe_text",
+    "row_gate",
+    "row_recipe_eff",
+    "row_token_budget",
+    "trtllm_max_num_tokens",
+]
 
 # InferenceX benchmarks/dsr1_fp{4,8}_b200_trt{,_mtp}.sh (SemiAnalysisAI/InferenceX): with
 # attention DP the DeepSeek recipes write `attention_dp_config: {enable_balance: true,
@@ -107,3 +113,20 @@ def row_recipe_eff(row: MeasuredRow, eff: Efficiency) -> Efficiency:
     if _single_node_trtllm(row) and _family(row) == "deepseek":
         eff = replace(eff, ttft_decode_steps=_FIRST_TOKEN_STEPS)
     return eff
+
+
+def recipe_text(row: MeasuredRow) -> str:
+    """The recipe settings the row is predicted with, for `accuracy --rows` ('' = none):
+    e.g. 'max_num_tokens=1152; first_token_steps=9; balance=60/0 x8'."""
+    parts = []
+    budget = row_token_budget(row)
+    if budget is not None:
+        parts.append(f"max_num_tokens={budget}")
+    if _single_node_trtllm(row) and _family(row) == "deepseek":
+        parts.append(f"first_token_steps={_FIRST_TOKEN_STEPS:g}")
+    gate = row_gate(row)
+    if gate is not None and gate.kind == "balance":
+        parts.append(f"balance={gate.timeout_steps}/{gate.wait_steps} x{gate.ranks}")
+    elif gate is not None:
+        parts.append(f"batch_wait={gate.timeout_steps}/{gate.tokens}")
+    return "; ".join(parts)
