@@ -77,3 +77,16 @@ def test_context_gate_refuses_bad_settings() -> None:
         InstanceSpec("agg", STEP, recv_interval=10, ctx_gate=ContextGate("balance", 10))
     with pytest.raises(ConfigError, match="ctx_gate"):
         InstanceSpec("agg", STEP, ctx_gate="balance")  # type: ignore[arg-type]
+
+
+def test_timeline_counts_prompts_the_gate_holds_as_queued() -> None:
+    wl = Workload(
+        np.full(3, 100, np.int32), np.array([50, 50, 5], np.int32), np.array([0.0, 0.0, 0.3])
+    )
+    gate = ContextGate("balance", 10, ranks=2)
+    spec = InstanceSpec("agg", STEP, ctx_gate=gate)
+    res = simulate(SimConfig(instances=(spec,), sample_interval_s=0.01), wl)
+    tl = res.instances[0]["timeline"]  # rows (t, queued, running, kv, state)
+    at = {round(float(t), 2): int(q) for t, q in tl[:, :2]}
+    assert at[0.33] == 1  # held from 0.3 s to 0.34 s (test above)
+    assert at[0.29] == 0 and at[0.36] == 0

@@ -17,6 +17,7 @@ from pdplan.sim.lazyjoin import LazyJoinMixin
 from pdplan.sim.mixed import MixedStepMixin
 from pdplan.sim.polling import PollMixin
 from pdplan.sim.preempt import PreemptMixin
+from pdplan.sim.sampling import SampleMixin
 from pdplan.sim.steps import steps_within
 
 if TYPE_CHECKING:
@@ -24,10 +25,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Instance", "steps_within"]
 
-_ROLE_CODE = {"agg": 0, "prefill": 1, "decode": 2}  # sim.metrics.SAMPLE_STATES indices
 
-
-class Instance(BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMixin):
+class Instance(
+    BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMixin, SampleMixin
+):
     """State and scheduler of one instance. Decode steps are counted by K; between events the
     batch is constant and whole runs of steps are integrated in closed form (unless exact)."""
 
@@ -171,22 +172,6 @@ class Instance(BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin
         if self.B + self.prefilling >= self.spec.max_batch:
             return False
         return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + 1 <= self.cap
-
-    def sample(self, now: float) -> None:
-        """Timeline sample at `now` (Simulator._sample_tick, every sample_interval_s), counted
-        as the summary's time averages are (sim/api.py): prompts not yet started and requests
-        waiting for a decode slot are queued; the decode batch, and on a prefill instance the
-        prompts being prefilled, are running (an aggregated instance's prompts mid-prefill are
-        neither, as in the summary). Inside a decode run the batch is constant and its KV has
-        grown by B a step for the steps done by now (steps_within)."""
-        pf, b = self.prefilling, self.B
-        run = b + (pf if self.role == "prefill" else 0)
-        kv = self.kv_used
-        if self.in_run and self.busy and b and now > self.tK:
-            c = self.run_c
-            kv += b * min(self.run_n, steps_within(now - self.tK, self.run_a, c * b, c * self.C))
-        state = 4 if self.offline else 3 if self.draining else _ROLE_CODE[self.role]
-        self.samples.extend((now, max(0, len(self.pq) - pf) + len(self.jq), run, kv, state))
 
     # ---- prefill ---------------------------------------------------------------------------
     def _take_prompts(self, budget: int, chunk: bool, max_seqs: int) -> list[tuple[int, int, int]]:

@@ -1,0 +1,38 @@
+"""Timeline samples of one instance: queued / running requests, KV in use and its state."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pdplan.sim.steps import steps_within
+
+if TYPE_CHECKING:
+    from pdplan.sim.engine import Instance
+
+__all__ = ["SampleMixin"]
+
+_ROLE_CODE = {"agg": 0, "prefill": 1, "decode": 2}  # sim.metrics.SAMPLE_STATES indices
+
+
+class SampleMixin:
+    """Instance.sample (Simulator._sample_tick calls it every sample_interval_s)."""
+
+    __slots__ = ()
+
+    def sample(self: Instance, now: float) -> None:
+        """Timeline sample at `now` (Simulator._sample_tick, every sample_interval_s), counted
+        as the summary's time averages are (sim/api.py): prompts not yet started (the ones a
+        recv interval or context gate still holds in the inbox too) and requests waiting for a
+        decode slot are queued; the decode batch, and on a prefill instance the
+        prompts being prefilled, are running (an aggregated instance's prompts mid-prefill are
+        neither, as in the summary). Inside a decode run the batch is constant and its KV has
+        grown by B a step for the steps done by now (steps_within)."""
+        pf, b = self.prefilling, self.B
+        run = b + (pf if self.role == "prefill" else 0)
+        kv = self.kv_used
+        if self.in_run and self.busy and b and now > self.tK:
+            c = self.run_c
+            kv += b * min(self.run_n, steps_within(now - self.tK, self.run_a, c * b, c * self.C))
+        state = 4 if self.offline else 3 if self.draining else _ROLE_CODE[self.role]
+        queued = max(0, len(self.pq) - pf) + len(self.jq) + len(self.inbox)  # inbox: not polled
+        self.samples.extend((now, queued, run, kv, state))
