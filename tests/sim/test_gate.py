@@ -53,6 +53,9 @@ def test_balance_gate_waits_for_every_rank_or_the_timeout(exact: bool) -> None:
     # a rank without a decode: released at once. Request 1 (10 out) leaves at step 9, 0.328 s;
     # then one decode runs for two ranks, in 0.011 s steps: the boundary after 0.4 s, 0.405 s
     assert _starts(balance, [0.4], exact, out1=10) == pytest.approx([0.405])
+    # ... even when the waiting prompts cover every rank and a batching wait would follow
+    late = ContextGate("balance", 50, ranks=2, wait_steps=20)
+    assert _starts(late, [0.4, 0.4], exact, out1=10) == pytest.approx([0.405, 0.405])
 
 
 @pytest.mark.parametrize("exact", [False, True])
@@ -64,6 +67,24 @@ def test_batch_gate_waits_for_tokens_or_its_timeout(exact: bool) -> None:
     assert _starts(batch, [0.3, 0.3], exact) == pytest.approx([0.304, 0.304])
 
 
+@pytest.mark.parametrize("exact", [False, True])
+def test_batch_gate_opens_when_the_decode_batch_grows(exact: bool) -> None:
+    # request 0 decodes alone; request 1 (2000 tokens, 0.3 s) prefills in 200-token chunks
+    # until 2.429 s and then joins the decodes; request 2 (100 tokens) arrives at 0.35 s: 100 +
+    # 1 decode < 102 tokens holds it; 100 + 2 decodes opens the gate at the next boundary,
+    # 2.441 s, long before its 30-step timeout (2.657 s)
+    wl = Workload(
+        np.array([100, 2000, 100], np.int32),
+        np.array([200, 200, 5], np.int32),
+        np.array([0.0, 0.3, 0.35]),
+    )
+    gate = ContextGate("batch", 30, tokens=102)
+    spec = InstanceSpec("agg", STEP, chunk_budget=200, ctx_gate=gate)
+    cols = simulate(SimConfig(instances=(spec,), exact=exact), wl).columns
+    assert cols["pf_end"][1] == pytest.approx(2.429)
+    assert cols["pf_start"][2] == pytest.approx(2.441)
+
+
 def test_context_gate_refuses_bad_settings() -> None:
     with pytest.raises(ConfigError, match="kind"):
         ContextGate("fifo", 10)
@@ -73,6 +94,8 @@ def test_context_gate_refuses_bad_settings() -> None:
         ContextGate("balance", 10, ranks=0)
     with pytest.raises(ConfigError, match="tokens"):
         ContextGate("batch", 10, tokens=-1)
+    with pytest.raises(ConfigError, match="tokens=0 must be an integer >= 1"):
+        ContextGate("batch", 10)  # a batch gate waits for some tokens
     with pytest.raises(ConfigError, match="recv_interval"):
         InstanceSpec("agg", STEP, recv_interval=10, ctx_gate=ContextGate("balance", 10))
     with pytest.raises(ConfigError, match="ctx_gate"):

@@ -57,3 +57,21 @@ def test_kick_before_a_split_run_starts_matches_exact() -> None:
         n=1500, rate=3.0, input="lognormal:6000:0.8", output="lognormal:800:0.7", seed=1
     )
     _assert_agree(SimConfig(instances=inst, **kv), wl, Arrivals("poisson", rate=3.0))
+
+
+def test_recompute_victim_does_not_stall_a_chunked_instance() -> None:
+    """A recompute victim used to go back at the very head of the prompt queue, ahead of a
+    prompt mid-prefill that holds its KV: when the victim did not fit, no step could start and
+    the instance idled for the rest of the run (588 of these 1,000 requests never finished).
+    It now waits behind the prompts being prefilled, as vLLM's waiting queue does."""
+    import numpy as np
+
+    from pdplan.perf.step import LinearStepModel
+
+    rng = np.random.default_rng(1182)
+    inp = np.clip(rng.lognormal(np.log(1500), 0.7, 1000), 8, 4000).astype(np.int32)
+    out = np.clip(rng.lognormal(np.log(80), 0.8, 1000), 2, 400).astype(np.int32)
+    m = LinearStepModel(base_s=0.02, per_token_s=1e-4, per_seq_s=5e-5, per_ctx_s=2e-7)
+    spec = InstanceSpec("agg", m, kv_capacity_tokens=6000, chunk_budget=300, max_batch=8)
+    cfg = SimConfig(instances=(spec,) * 3, seed=1182, routing="p2c")
+    _assert_agree(cfg, Workload(inp, out), Arrivals("poisson", rate=15))

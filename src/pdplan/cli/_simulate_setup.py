@@ -5,6 +5,7 @@ schedules from --switch, TensorRT-LLM context gates from --adp-balance / --batch
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from pdplan.errors import ConfigError, InputError
@@ -97,8 +98,11 @@ def _ints(flag: str, text: str, form: str, n_min: int, n_max: int) -> list[str]:
 
 
 def _count(flag: str, text: str, what: str, least: int) -> int:
-    if not (text.isdigit() and int(text) >= least):
-        raise ConfigError(f"{flag}: {what} {text!r} must be a whole number >= {least}")
+    """A count of iterations: ASCII digits, at most 9 (str.isdigit would take '²' or '６')."""
+    if not (re.fullmatch(r"[0-9]{1,9}", text) and int(text) >= least):
+        raise ConfigError(
+            f"{flag}: {what} {text!r} must be a whole number of iterations, {least}-999999999"
+        )
     return int(text)
 
 
@@ -128,7 +132,9 @@ def ctx_gates(
         wait = _count("--adp-balance", parts[1], "the batching wait", 0) if len(parts) > 1 else 10
         if not any(a and d > 1 for a, d in zip(agg, dp, strict=True)):
             raise ConfigError(
-                "--adp-balance balances attention-DP ranks: no aggregated pool has a dpN layout"
+                "--adp-balance balances the attention-DP ranks of aggregated pools (a "
+                "prefill-only instance runs no decodes to hold prompts behind): no aggregated "
+                "pool has a dpN layout"
             )
         for k, (a, d) in enumerate(zip(agg, dp, strict=True)):
             if a and d > 1:
@@ -144,8 +150,8 @@ def ctx_gates(
             raise ConfigError(f"--batch-wait: the ratio {parts[1]!r} must be in (0, 1]")
         if not any(a and d == 1 for a, d in zip(agg, dp, strict=True)):
             raise ConfigError(
-                "--batch-wait applies without attention DP: no aggregated pool has a layout "
-                "without dpN"
+                "--batch-wait holds prompts behind the decodes of aggregated pools without "
+                "attention DP: no aggregated pool has a layout without dpN"
             )
         for k, (a, d) in enumerate(zip(agg, dp, strict=True)):
             if a and d == 1:

@@ -46,8 +46,9 @@ class ContextGate:
                 raise ConfigError(f"context gate {name}={v!r} must be an integer >= {least}")
         if not (isinstance(self.tokens, int) and not isinstance(self.tokens, bool)):
             raise ConfigError(f"context gate tokens={self.tokens!r} must be an integer >= 0")
-        if self.tokens < 0:
-            raise ConfigError(f"context gate tokens={self.tokens!r} must be an integer >= 0")
+        least = 1 if self.kind == "batch" else 0  # batch: ratio x max_num_tokens > 0
+        if self.tokens < least:
+            raise ConfigError(f"context gate tokens={self.tokens!r} must be an integer >= {least}")
 
 
 def gate_rank(rid: int, ranks: int) -> int:

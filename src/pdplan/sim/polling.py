@@ -18,9 +18,10 @@ __all__ = ["PollMixin"]
 class PollMixin:
     """Methods of Instance for the recv interval (InstanceSpec.recv_interval) and the context
     gate (InstanceSpec.ctx_gate). poll_K: the decode step count at the last take-in (for a
-    "batch" gate: when the first waiting prompt arrived); gate_K: the step from which an
-    early condition opens the gate (all DP ranks hold a prompt, or enough tokens wait), -1
-    while none holds."""
+    "batch" gate: when the first waiting prompt arrived); gate_K: the step from which a
+    "balance" gate opens because every DP rank holds a prompt, -1 while not; gate_tokens: the
+    waiting prompts' tokens (a "batch" gate opens when they and the decodes reach its tokens,
+    checked at every boundary, as the decodes change)."""
 
     __slots__ = ()
 
@@ -31,13 +32,15 @@ class PollMixin:
         g = self.gate
         if g is None:
             return self.poll_K - (self.poll_K - k) // self.recv * self.recv
+        t = g.timeout_steps
+        if g.kind == "batch":  # enough tokens (the decodes' too, as they stand now), or the
+            if self.gate_tokens + self.B >= g.tokens:  # timeout counted from the first waiting
+                return k
+            return max(k, self.poll_K + t)
+        if self.B < g.ranks:
+            return k  # some DP rank runs no decode: TensorRT-LLM releases at once
         if self.gate_K >= 0:
             return max(k, self.gate_K)
-        if g.kind == "balance" and self.B < g.ranks:
-            return k  # some DP rank runs no decode: TensorRT-LLM releases at once
-        t = g.timeout_steps
-        if g.kind == "batch":  # counted from the first waiting prompt
-            return max(k, self.poll_K + t)
         return self.poll_K - (self.poll_K - k) // t * t  # free-running, reset at each release
 
     def _steps_now(self: Instance) -> int:
@@ -53,14 +56,12 @@ class PollMixin:
     def _gate_arrival(self: Instance, rid: int) -> None:
         """A prompt joins the inbox: start the batch wait, or note its DP rank / its tokens."""
         g = self.gate
-        if g is None or self.gate_K >= 0:
+        if g is None or (g.kind == "balance" and self.gate_K >= 0):
             return
-        if g.kind == "batch":
+        if g.kind == "batch":  # next_poll weighs the tokens against the running decodes
             if len(self.inbox) == 1:
                 self.poll_K = self._steps_now()
             self.gate_tokens += int(self.sim.req.inp[rid])
-            if self.gate_tokens + self.B >= g.tokens > 0:
-                self.gate_K = self._steps_now()
             return
         self.gate_ranks.add(gate_rank(rid, g.ranks))
         if len(self.gate_ranks) >= g.ranks:

@@ -92,4 +92,12 @@ class PreemptMixin:
         else:  # recompute: its prompt + generated tokens are prefilled again here
             r.todo[rid] = used
             r.pdone[rid] = 0
-            self.pq.appendleft(rid)
+            # first of the waiting prompts, behind the ones already being prefilled: those hold
+            # their KV and run on (vLLM schedules its running partial prefills before the
+            # waiting queue, at whose head a preempted request goes back); ahead of them a
+            # victim that does not fit would stall the instance for good
+            pq, started = self.pq, self._started
+            i = 0
+            while i < len(pq) and pq[i] in started:
+                i += 1
+            pq.insert(i, rid)
