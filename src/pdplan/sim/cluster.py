@@ -29,8 +29,8 @@ class Simulator(HandoffMixin, SwitchingMixin):
     __slots__ = tuple(
         "_evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t _least_pair "
         "_least_route _next _parked _detours _pending_roles _seq _times _times_l _unrouted "
-        "_until area arrivals "
-        "cap_limit cfg d_cands drop_reasons dropped finished inst itl loop n_issued_max net "
+        "_until area arrivals cap_limit cfg d_cands d_cap_min drop_reasons dropped finished "
+        "inst itl loop n_issued_max net "
         "nsys p_cands pairer preemptions req pf_caches router switch_log t_left tracer wl ".split()
     )
 
@@ -105,6 +105,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
         ok = [i for i in self.inst if not i.draining and not i.offline]
         self.p_cands = [i for i in ok if i.role in ("prefill", "agg")]
         self.d_cands = [i for i in ok if i.role == "decode"]
+        self.d_cap_min = min((i.cap for i in self.d_cands), default=0)  # tokens (HandoffMixin)
         # prompt + output must fit a decode instance's KV (tokens); while none is there or
         # coming (all switching; requests wait for one), any may become one: take the largest
         dec = [i.cap for i in self.inst if i.role in ("decode", "agg") or i.next_role == "decode"]
@@ -193,8 +194,10 @@ class Simulator(HandoffMixin, SwitchingMixin):
         for c in cands:
             if c.outstanding < low:
                 inst, low = c, c.outstanding
-        if i > inst.cap:
-            return self._drop(rid, "prompt exceeds the prefill instance's KV capacity")
+        if i > inst.cap:  # too long for it: the least loaded of those it fits, if any
+            inst = self._fitting(cands, i)
+            if inst is None:
+                return self._drop(rid, "prompt exceeds every prefill instance's KV capacity")
         r.p_inst[rid] = inst.idx
         r.todo[rid] = i
         inst.outstanding += i + (o if inst.role == "agg" else 0)
@@ -220,8 +223,10 @@ class Simulator(HandoffMixin, SwitchingMixin):
             hashes, inst = (), self.router.least(self.p_cands)
         else:
             hashes, inst = (), self.router.choose(self.p_cands)
-        if inp > inst.cap:
-            return self._drop(rid, "prompt exceeds the prefill instance's KV capacity")
+        if inp > inst.cap:  # too long for it: the least loaded of those it fits, if any
+            inst = self._fitting(self.p_cands, inp)
+            if inst is None:
+                return self._drop(rid, "prompt exceeds every prefill instance's KV capacity")
         r.p_inst[rid] = inst.idx
         hit = 0
         if hashes and inst.cache is not None:
@@ -233,6 +238,13 @@ class Simulator(HandoffMixin, SwitchingMixin):
         inst.outstanding += inp + (r.out[rid] if inst.role == "agg" else 0)
         inst.submit_prefill(rid)
         return None
+
+    @staticmethod
+    def _fitting(cands: list[Instance], tokens: int) -> Instance | None:
+        """The least loaded candidate whose KV pool holds `tokens`, or None (pools differ in
+        size when instances do, e.g. on different GPUs)."""
+        fit = [c for c in cands if c.cap >= tokens]
+        return min(fit, key=lambda c: (c.outstanding, c.idx)) if fit else None
 
     def _drop(self, rid: int, why: str) -> None:
         self.req.state[rid] = DROPPED

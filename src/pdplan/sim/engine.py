@@ -171,14 +171,15 @@ class Instance(
         r = self.sim.req
         if self.B + self.prefilling >= self.spec.max_batch:
             return False
-        return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + 1 <= self.cap
+        nxt = self.role != "prefill"  # its next token's slot, unless its KV leaves
+        return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + nxt <= self.cap
 
     # ---- prefill ---------------------------------------------------------------------------
     def _take_prompts(self, budget: int, chunk: bool, max_seqs: int) -> list[tuple[int, int, int]]:
         """Prompt pieces for one step: [(rid, new_tokens, cached_tokens)] within `budget`.
         A prompt reserves its KV (and its prefill starts) when it first enters a step."""
         r = self.sim.req
-        todo_a, pdone_a, started = r.todo, r.pdone, self._started
+        todo_a, pdone_a, started, role = r.todo, r.pdone, self._started, self.role
         batch: list[tuple[int, int, int]] = []
         left = budget
         for rid in self.pq:
@@ -194,8 +195,8 @@ class Instance(
             if rid not in started:
                 if self.B + self.prefilling >= self.spec.max_batch:
                     break
-                if self.kv_used + todo + done + self.B + 1 > self.cap:  # + its next token
-                    break
+                if self.kv_used + todo + done + self.B + (role != "prefill") > self.cap:
+                    break  # + its next token, unless its KV leaves for a decode instance
                 self.kv_used += todo + done
                 started.add(rid)
                 self.prefilling += 1
@@ -260,8 +261,9 @@ class Instance(
             net.flush()
         else:
             self._finish_chunks(batch, now)
-        if (  # _decide, short-cut for a plain prefill instance
-            self.role == "prefill" and not (self.jq or self.ready or self.B or self.draining)
+        if (  # _decide, short-cut for a plain prefill instance (an inbox needs _take_in)
+            self.role == "prefill"
+            and not (self.jq or self.ready or self.B or self.draining or self.inbox)
         ):
             if self.pq:
                 self._prefill_step(self.spec.chunk_budget)

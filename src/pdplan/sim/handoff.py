@@ -1,7 +1,8 @@
 """P -> D hand-off: pair a prefilled request with a decode instance, then deliver its KV.
 
 A prefilled request with no decode instance to go to (all draining, switching or gone to
-prefill) is parked: it keeps its KV on the prefill instance and is paired as soon as a
+prefill, or, after a role switch, none with room in its KV pool for its prompt and output)
+is parked: it keeps its KV on the prefill instance and is paired as soon as a
 decode instance (re)joins (SwitchingMixin._end_switch), as prompts wait in `_unrouted` when
 no prefill instance is there."""
 
@@ -45,6 +46,9 @@ class HandoffMixin:
         """Choose the decode instance of a prefilled request and queue it there."""
         r = r or self.req
         cands = self.d_cands
+        if cands and self.d_cap_min < r.inp[rid] + r.out[rid]:  # a role switch brought a
+            need = r.inp[rid] + r.out[rid]  # small one: only those with room for its prompt
+            cands = [c for c in cands if c.cap >= need]  # and output in their KV
         if not cands:
             self._parked[rid] = self.loop.now  # waits, holding its KV on p, for a decode one
             return
@@ -72,8 +76,9 @@ class HandoffMixin:
         """A decode instance is back: pair the parked requests in the order they parked."""
         parked, inst, p_inst = self._parked, self.inst, self.req.p_inst
         parked_s, now = self._detours.parked_s, self.loop.now
-        while parked and self.d_cands:
-            rid = next(iter(parked))
+        for rid in list(parked):  # each once: one too long for every decode one parks again
+            if not self.d_cands:
+                break
             parked_s[rid] = parked_s.get(rid, 0.0) + now - parked.pop(rid)
             self._pair(rid, inst[p_inst[rid]])
 
