@@ -75,10 +75,13 @@ class DecodeMixin:
 
     def _admit_transfers(self: Instance) -> None:
         """Admit queued requests while KV and batch slots allow (FIFO, head-of-line). KV must
-        fit with what the batch writes up to its next boundary plus one more step."""
+        fit with what the batch writes up to its next boundary plus one more step, in which the
+        requests whose KV has arrived (`ready`: in exact mode they wait for that boundary; the
+        event-skipping mode has them in the batch already) write too."""
         r, jq, cap, b = self.sim.req, self.jq, self.cap, self.B
-        slots = self.spec.max_batch - (b + self.inflight + len(self.ready) + self.prefilling)
-        bound = b * ((self.run_n if self.in_run else 1) + 1) if self.busy else b  # >= proj
+        nxt = b + len(self.ready)  # tokens of the step after the boundary: the ones whose KV
+        slots = self.spec.max_batch - (nxt + self.inflight + self.prefilling)  # is here join
+        bound = b * (self.run_n if self.in_run else 1) + nxt if self.busy else nxt  # >= proj
         cut = -1
         admitted = False
         while jq and slots > 0:
@@ -87,7 +90,7 @@ class DecodeMixin:
             if self.kv_used + need + bound + 1 > cap:
                 if cut < 0:
                     cut = self._cut()
-                if self.kv_used + need + b * (cut + 1) + 1 > cap:
+                if self.kv_used + need + b * cut + nxt + 1 > cap:
                     break
             jq.popleft()
             admitted = True
