@@ -260,7 +260,7 @@ def _sim(capsys: pytest.CaptureFixture[str], deployment: str, workload: str, *mo
         ("1P:tp1+1D:tp1", ("--switch", "5:0:decode"), "no prefill instance is left"),
         ("tp1", ("--requests-out", "/tmp/x.json"), "*.csv or *.parquet"),
         ("tp1", ("--chrome-trace", "/tmp/x.csv"), "*.json"),
-        ("tp1", ("--requests-out", "/nonexistent-dir/x.csv"), "no such directory"),
+        ("tp1", ("--requests-out", "/nonexistent-dir/x.csv"), "no folder /nonexistent-dir"),
     ],
 )
 def test_options_the_deployment_would_ignore_are_refused(

@@ -27,8 +27,11 @@ __all__ = [
 
 # Piped or captured output has no terminal width (rich then assumes 80 columns and cuts
 # numbers in wide tables to '671.…'): print such output up to 160 columns wide.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, soft_wrap=True)
+# No console markup or emoji codes: every table cell and message may carry user text (file,
+# model and GPU names, specs), which must print as given ('[/red]gpu' crashed rich's markup
+# parser; 'lognormal:100:0.5' became an emoji). Styles are set with style=, not markup.
+console = Console(width=None if sys.stdout.isatty() else 160, markup=False, emoji=False)
+err_console = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
 
 
 def warn(message: str) -> None:

@@ -3,15 +3,15 @@ engine behaviours an option would misstate (helpers of cli/simulate.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from pdplan.errors import ConfigError, InputError
+from pdplan.cli._paths import check_output
+from pdplan.errors import ConfigError
 
 from ._common import warn
 
-__all__ = ["check_outputs", "check_roles", "locality_note", "preemption_note"]
+__all__ = ["check_options", "check_outputs", "check_roles", "locality_note", "preemption_note"]
 
 # engines that preempt only by recompute: vLLM V1 (no swap space since V1's scheduler) and
 # SGLang (retracts requests and recomputes them); TensorRT-LLM can offload KV to host memory
@@ -80,6 +80,38 @@ def locality_note(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
     )
 
 
+# Largest SLOs taken as seconds, s: a TTFT SLO past 10 minutes or a TPOT SLO past 10 s per
+# token (no served LLM streams slower; `pdplan ratio --tpot` uses the same cap) is a value in ms.
+MAX_SLO_TTFT_S, MAX_SLO_TPOT_S = 600.0, 10.0
+
+
+def check_options(o: dict[str, Any]) -> None:
+    """Refuse option values that are impossible, in the wrong unit, or would be ignored."""
+    slo_ttft, slo_tpot, sample_interval = o["slo_ttft"], o["slo_tpot"], o["sample_interval"]
+    positive = (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot))
+    for flag, v in (*positive, ("--sample-interval", sample_interval)):
+        if v is not None and not v > 0:
+            raise ConfigError(f"{flag}={v} must be a positive number of seconds")
+    if sample_interval is not None and sample_interval < 1e-3:
+        raise ConfigError(f"--sample-interval={sample_interval} must be >= 0.001 s")
+    for flag, v, cap in (
+        ("--slo-ttft", slo_ttft, MAX_SLO_TTFT_S),
+        ("--slo-tpot", slo_tpot, MAX_SLO_TPOT_S),
+    ):
+        if v is not None and v > cap:  # milliseconds typed as seconds
+            raise ConfigError(
+                f"{flag} is in seconds: did you mean {v / 1e3:g}? ({v:g} s is past the "
+                f"{cap:g} s an interactive SLO allows)"
+            )
+    if o["switch_cost"] is not None and not o["switch"]:
+        raise ConfigError("--switch-cost only applies with --switch: drop it or add a switch")
+    if sample_interval is not None and not (o["timeline_out"] or o["as_json"]):
+        raise ConfigError(
+            "--sample-interval sets how often --timeline-out samples the instances (and "
+            "the --json max_queue_sampled): add --timeline-out FILE"
+        )
+
+
 def check_outputs(o: dict[str, Any], workload: str = "") -> None:
     """Fail before simulating if an output file cannot be written, has the wrong kind or is
     named twice (the second write would replace the first)."""
@@ -107,11 +139,7 @@ def check_outputs(o: dict[str, Any], workload: str = "") -> None:
             continue
         if not path.lower().endswith(kinds):
             raise ConfigError(f"{flag} {path}: name it {' or '.join('*' + k for k in kinds)}")
-        parent = Path(path).resolve().parent
-        if not parent.is_dir():
-            raise InputError("cannot write: no such directory", path=str(parent))
-        if (Path(path).exists() and not os.access(path, os.W_OK)) or not os.access(parent, os.W_OK):
-            raise InputError("cannot write: permission denied", path=path)
+        check_output(path, flag)  # writable now, not after the simulation
 
 
 def preemption_note(engine: str, preemption: str) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from pdplan.cli._common import emit
+from pdplan.cli._paths import check_output
 from pdplan.errors import ConfigError, InputError
 
 __all__ = ["register"]
@@ -76,7 +77,6 @@ def _check_options(mode: str | None, simulate: bool, client: str | None) -> str:
 def _check_paths(measured: str, rows_out: str | None) -> None:
     """Before any row is predicted: the measured file is UTF-8 text (not gzip'd, not Latin-1;
     the error names the first line that is not), and --rows can be written."""
-    import os
 
     try:
         with open(measured, "rb") as fh:
@@ -95,9 +95,8 @@ def _check_paths(measured: str, rows_out: str | None) -> None:
                     ) from None
     except OSError:
         return  # the reader names a missing / unreadable file
-    folder = os.path.dirname(os.path.abspath(rows_out)) if rows_out else None
-    if folder is not None and not os.path.isdir(folder):
-        raise InputError(f"cannot write --rows: no folder {folder}", path=rows_out)
+    if rows_out:
+        check_output(rows_out, "--rows", {"--measured": measured})
 
 
 def _render(rep: dict, con: Any) -> None:

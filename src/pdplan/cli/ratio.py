@@ -25,6 +25,7 @@ DEFAULT_MODEL, DEFAULT_GPU = "llama-3.1-70b", "h100-sxm"
 # "at the target TPOT"; 50 ms is the README's job), engine efficiency set, KV cache dtype.
 DEFAULT_TPOT_S, DEFAULT_ENGINE, DEFAULT_KV_DTYPE = 0.05, "vllm", "bf16"
 SEED_ISL, SEED_OSL, SEED_P, SEED_D = 4000.0, 500.0, 8000.0, 2000.0  # seed s6, example A
+DEFAULT_RHO = 0.7  # target utilisation of each pool, fraction (seed s6: keep rho <= 0.7)
 # Largest --tpot taken as seconds, s: no served LLM streams slower than one token per 10 s
 # (published TPOT targets are 10-200 ms), so a larger value is read as milliseconds by mistake.
 MAX_TPOT_S = 10.0
@@ -166,7 +167,9 @@ def ratio_cmd(
     osl: float | None = typer.Option(None, "--osl", help="mean output tokens (Tout)"),
     prefill_tps: float | None = typer.Option(None, "--prefill-tps", help="P, tok/s per GPU"),
     decode_tps: float | None = typer.Option(None, "--decode-tps", help="D, tok/s per GPU"),
-    rho: float = typer.Option(0.7, "--rho", help="target utilisation (seed: <= 0.7)"),
+    rho_opt: float | None = typer.Option(
+        None, "--rho", help=f"target utilisation (default {DEFAULT_RHO:g}; seed: <= 0.7)"
+    ),
     qps: float | None = typer.Option(None, "--qps", help="request rate -> GPU counts"),
     model: str | None = typer.Option(None, "--model", "-m", help="model for the cost model"),
     gpu: str | None = typer.Option(None, "--gpu", "-g", help="GPU for the cost model"),
@@ -200,6 +203,7 @@ def ratio_cmd(
 ) -> None:
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
     lens, isl, osl = _lengths(lengths, isl_dist, isl, osl)
+    rho = DEFAULT_RHO if rho_opt is None else rho_opt
     if (prefill_tps is None) != (decode_tps is None):
         raise ConfigError(
             "give both --prefill-tps and --decode-tps (or neither, to use the cost model)"
@@ -210,6 +214,8 @@ def ratio_cmd(
                       "--decode-layout": decode_layout, "--rates": rates,
                       "--spec-decode": spec_decode}  # fmt: skip
         _refuse_ignored(model_only, isl, osl)
+        if qps is None:  # the ratio itself does not depend on rho: only GPU counts at a QPS do
+            refuse_ignored({"--rho": rho_opt}, "with --qps (GPU counts at that utilisation)")
         assert isl is not None and osl is not None  # _refuse_ignored asks for them
         data = _numbers_mode(isl, osl, prefill_tps, decode_tps, rho, qps, _reading(lens))
         emit(data, as_json, _render(data))

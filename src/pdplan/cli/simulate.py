@@ -12,12 +12,22 @@ from pdplan.perf.spec_decode import parse_spec
 from pdplan.sim import SimConfig, SimResult, simulate
 
 from ._common import console, context_warning, warn
-from ._simulate_checks import check_outputs, check_roles, locality_note, preemption_note
+from ._simulate_checks import (
+    check_options,
+    check_outputs,
+    check_roles,
+    locality_note,
+    preemption_note,
+)
 from ._simulate_report import overload_warning, show, write
 from ._simulate_setup import ctx_gates, prefix_caches, switches
 from ._simulate_workload import workload as workload_of
 
 __all__ = ["register"]
+
+# --switch-cost default, s: SimConfig's (weights stay resident, the role's scheduler and KV
+# endpoints restart; sim/config.py gives the source)
+SWITCH_COST_S: float = SimConfig.__dataclass_fields__["switch_cost_s"].default
 
 
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:
@@ -70,7 +80,7 @@ def _config(cluster: Any, wl: Any, o: dict[str, Any]) -> SimConfig:
         trace=o["trace_out"] is not None,
         sample_interval_s=o["sample_interval"] or 1.0,
         switches=switches(o["switch"], cluster.instances),
-        switch_cost_s=o["switch_cost"],
+        switch_cost_s=SWITCH_COST_S if o["switch_cost"] is None else o["switch_cost"],
     )
 
 
@@ -215,7 +225,10 @@ def register(app: typer.Typer) -> None:
             "e.g. prefill1) drains and becomes prefill or decode",
         ),
         switch_cost: float = typer.Option(
-            5.0, "--switch-cost", min=0.0, help="seconds an instance is out while switching"
+            None,
+            "--switch-cost",
+            min=0.0,
+            help=f"seconds an instance is out while switching (default {SWITCH_COST_S:g})",
         ),
         requests_out: str = typer.Option(None, "--requests-out", help="per-request CSV/Parquet"),
         timeline_out: str = typer.Option(
@@ -257,17 +270,6 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Simulate a deployment on a workload: tail TTFT / TPOT / ITL, SLO attainment, goodput."""
-        positive = (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot))
-        for flag, v in (*positive, ("--sample-interval", sample_interval)):
-            if v is not None and not v > 0:
-                raise ConfigError(f"{flag}={v} must be a positive number of seconds")
-        if sample_interval is not None and sample_interval < 1e-3:
-            raise ConfigError(f"--sample-interval={sample_interval} must be >= 0.001 s")
-        if sample_interval is not None and not (timeline_out or as_json):
-            raise ConfigError(
-                "--sample-interval sets how often --timeline-out samples the instances (and "
-                "the --json max_queue_sampled): add --timeline-out FILE"
-            )
         opts = {
             "duration": duration, "routing": routing, "exact": exact, "slo_ttft": slo_ttft,
             "slo_tpot": slo_tpot, "chunk": chunk, "requests_out": requests_out,
@@ -280,4 +282,5 @@ def register(app: typer.Typer) -> None:
             "seed": seed, "placement": placement, "spec_decode": spec_decode,
             "adp_balance": adp_balance, "batch_wait": batch_wait,
         }  # fmt: skip
+        check_options(opts)
         _run(model, gpu, deployment, workload, opts)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pdplan.cli._common import emit, kv_table
+from pdplan.cli._paths import check_output
 from pdplan.errors import ConfigError, InputError
 from pdplan.workload import (
     metrics_summary,
@@ -103,11 +104,11 @@ def _render_stats(s: dict[str, Any], con: Console) -> None:
     if "windows" in s:
         con.print(_windows_table(s))
     for reason, n in (s.get("skipped") or {}).items():
-        con.print(f"[yellow]skipped {n} rows: {reason}[/yellow]")
+        con.print(f"skipped {n} rows: {reason}", style="yellow")
     for ex in s.get("skipped_examples") or []:
         con.print(f"  e.g. {ex}")
     for msg in s.get("warnings") or []:
-        con.print(f"[yellow]warning: {msg}[/yellow]")
+        con.print(f"warning: {msg}", style="yellow")
 
 
 def _render_metrics(m: dict[str, Any], con: Console) -> None:
@@ -191,6 +192,7 @@ def synth(
             "(poisson 1, fixed 0): add --arrival gamma"
         )
     output_format(out)  # an unsupported extension is refused before any work
+    check_output(out, "--out")
     w = synthesize(
         n=n,
         duration_s=duration,
@@ -221,6 +223,7 @@ def convert(
 ) -> None:
     """Convert a trace to pdplan's layout (Mooncake column names, times in ms)."""
     output_format(dst)  # refused before the (maybe large) trace is read
+    check_output(dst, "DST", {"SRC": src})
     w = read_workload(src, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
     kind = write_workload(w, dst)
     notes = w.meta.get("warnings")

@@ -92,6 +92,11 @@ def build_cluster(
         replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default.name else p
         for p in parse_deployment(deployment)
     )
+    if all(p.gpu for p in pools):  # said, not silently ignored
+        warned[
+            f"--gpu {gpu} is not used: every pool names its own GPU "
+            f"({', '.join(sorted({str(p.gpu) for p in pools}))})"
+        ] = None
     make = partial(_make, m, hw, engine, weight_dtype, kv_dtype, warned, spec)
     kw: dict[str, Any] = {}
     if chunk and eff.chunked:

@@ -265,8 +265,10 @@ class Simulator(HandoffMixin, SwitchingMixin):
         self._last_t = t
         self.nsys -= 1
         inst.outstanding -= r.out[rid] + (r.inp[rid] if inst.role == "agg" else 0)
-        if self._times is None:
-            self._issue(now + self.arrivals.think_s)
+        if self._times is None:  # the client has the whole response when it has seen the
+            # last token, and the first, which ttft_overhead_s delays at the client
+            seen = max(now, r.first[rid] + self.cfg.ttft_overhead_s)
+            self._issue(seen + self.arrivals.think_s)
 
     def release(self) -> None:
         """Drop the request arrays and instances once results are collected."""

@@ -41,9 +41,11 @@ class SimResult:
     ttft_overhead_s) plus `first_token_steps` decode steps of the run's median TPOT, at most
     until the request's last token (SimConfig.ttft_decode_steps): the client
     sees the first token that long after the engine emits it (response start: HTTP headers,
-    detokeniser hand-off, scheduler polls); later tokens catch up, so E2E, TPOT, ITL and a
-    closed-loop client's cycle are the engine's (throughput x mean E2E = clients).
-    TPOT = (E2E - TTFT) / (output - 1); ITL = every gap between consecutive tokens.
+    detokeniser hand-off, scheduler polls); later tokens catch up, so TPOT and ITL are the
+    engine's, and E2E is the engine's finish - arrival, or the client's TTFT where that comes
+    later (a very short output; a closed-loop client sends its next request then, so
+    throughput x mean E2E = clients still holds). TPOT = (engine E2E - engine TTFT) /
+    (output - 1); ITL = every gap between consecutive tokens.
     """
 
     columns: dict[str, np.ndarray]
@@ -79,15 +81,20 @@ class SimResult:
         return self.first_token_delay_s + late
 
     def metric(self, name: str) -> np.ndarray:
-        """ttft, tpot, e2e, queue (prefill queue wait), xfer (KV on the wire) or slot_wait
+        """ttft, tpot, e2e (client; e2e_engine: the engine's), queue (prefill queue wait), xfer
+        (KV on the wire) or slot_wait
         (disaggregated: prefill end -> KV transfer start, waiting for a decode slot) per
         measured request."""
         c = self.columns
         ok = (c["state"] == DONE) & (np.arange(len(c["state"])) >= self.warmup)
         if name == "ttft":
             v = c["first"] - c["arrival"] + self.first_token_delay(c)
-        elif name == "e2e":
+        elif name == "e2e_engine":  # the engine's: arrival -> last token emitted
             v = c["finish"] - c["arrival"]
+        elif name == "e2e":  # at the client: never before its (late) first token
+            v = np.fmax(
+                c["finish"] - c["arrival"], c["first"] - c["arrival"] + self.first_token_delay(c)
+            )
         elif name == "tpot":
             multi = c["out"] > 1
             ok = ok & multi
@@ -146,8 +153,9 @@ class SimResult:
             "goodput_rps": good / dur if dur > 0 else float("nan"),
             "little": {
                 "L_time_avg": self.little_l,
-                "lambda_W": done / dur * float(np.mean(e2e))  # finished only: a dropped
-                # request spends no time in the system and has no e2e
+                # finished only: a dropped request spends no time in the system; the
+                # engine's e2e, as L counts requests in the simulated system
+                "lambda_W": done / dur * float(np.mean(self.metric("e2e_engine")))
                 if len(e2e) and dur > 0
                 else float("nan"),
             },
@@ -212,7 +220,7 @@ class SimResult:
         t["tpot"] = np.where(
             g["out"] > 1, (g["finish"] - g["first"]) / np.maximum(g["out"] - 1, 1), np.nan
         )
-        t["e2e"] = g["finish"] - g["arrival"]
+        t["e2e"] = np.fmax(g["finish"] - g["arrival"], t["ttft"])  # never before the first token
         if labels:
             names = self._names()
             t["p_inst"], t["d_inst"] = names[g["p_inst"]], names[g["d_inst"]]

@@ -94,6 +94,8 @@ def parse_mapping(text: str | dict[str, str] | None) -> dict[str, str] | None:
             key, sep, value = item.partition("=")
             if not sep or not value.strip():
                 raise InputError(f"bad --map entry {item!r}: use key=column")
+            if key.strip() in pairs:
+                raise InputError(f"--map gives {key.strip()} twice: give each key once")
             pairs[key.strip()] = value.strip()
     if pairs is None:
         return None

@@ -239,4 +239,11 @@ def metrics_summary(snap: MetricsSnapshot) -> dict[str, object]:
         val = next((snap.values[n] for n in names if n in snap.values), None)
         if val is not None:
             out[ours] = val
+    if len(out) == 2:  # only source and engine: nothing this reads was in the text
+        looked = ", ".join(names[0] for names in ENGINE_HISTOGRAMS.values())
+        raise InputError(
+            f"no request-length, latency or counter metrics pdplan reads (looked for {looked}, "
+            "their sglang: names, ...): is this an engine's /metrics dump?",
+            path=snap.source,
+        )
     return out

@@ -15,6 +15,11 @@ from pdplan.workload.values import parse_duration
 __all__ = ["LengthSpec", "RateCurve", "parse_length_spec", "parse_rate_curve", "synthesize"]
 
 _MAX_REQUESTS = 100_000_000  # 100M requests ~ 1.6 GB of columns: the sanity cap
+# Sanity caps on synthetic traffic (both far past any real deployment): a mean rate above
+# 10 M req/s or a trace longer than 1e9 s (~32 years; its ms timestamps would still fit an
+# int64, 9.2e18, but the float arrival times lose sub-ms resolution) is a unit mistake.
+MAX_RATE = 1e7  # req/s
+MAX_SPAN_S = 1e9  # s
 _GRID = 1_000_000  # points of the rate-curve grid used to invert the cumulative rate
 
 
@@ -160,6 +165,8 @@ def synthesize(
             )
         curve = curve.scaled(1.0 / mean)
         params["rate_curve_scale"] = 1.0 / mean  # x each point, so the mean rate is `rate`
+    if not 0 <= seed < 2**63:
+        raise InputError(f"seed={seed} must be a whole number >= 0")
     rng = np.random.default_rng(seed)
     t = _arrivals(n, dur, rate, arrival, cv, curve, rng)
     if len(t) == 0:
@@ -186,6 +193,15 @@ def _check_args(
     for name, value in (("rate", rate), ("cv", cv)):  # name only the one that is wrong
         if not (value > 0 and math.isfinite(value)):
             raise InputError(f"{name}={value} must be a finite number > 0")
+    if rate > MAX_RATE:
+        raise InputError(f"rate={rate:g} req/s is over the {MAX_RATE:g} req/s cap: is it req/s?")
+    span = dur if dur is not None else (n or 1) / rate  # s, the trace's expected length
+    if span > MAX_SPAN_S:
+        raise InputError(
+            f"rate={rate:g} req/s and {'duration' if dur is not None else f'n={n}'} give a "
+            f"{span:.3g} s trace, over the {MAX_SPAN_S:g} s (~32 years) cap: its timestamps "
+            "would overflow"
+        )
     return dur
 
 

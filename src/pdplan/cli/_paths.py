@@ -1,0 +1,50 @@
+"""Output paths checked before any work: writable, and never one of the command's inputs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pdplan.errors import ConfigError, InputError
+
+__all__ = ["check_output"]
+
+
+def _same(a: Path, b: Path) -> bool:
+    """a and b name one file (through links, '..', case-insensitive file systems)."""
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(path: str, flag: str, inputs: dict[str, str] | None = None) -> None:
+    """Fail now, not after the work, if `path` (given as `flag`) names one of `inputs`
+    ({flag: path}; writing it would destroy the input) or cannot be created / written: its
+    folder is missing or a file, or the file system refuses it (read-only, /proc, no
+    permission). A file that did not exist is created empty to test this, then removed."""
+    out = Path(path)
+    for in_flag, in_path in (inputs or {}).items():
+        if in_path and (_same(out, Path(in_path)) or out.resolve() == Path(in_path).resolve()):
+            raise ConfigError(
+                f"{flag} {path} is the {in_flag} file: writing it would replace the input; "
+                "give the output its own file"
+            )
+    parent = out.resolve().parent
+    if parent.exists() and not parent.is_dir():
+        raise InputError(f"cannot write {flag}: {parent} is a file, not a folder", path=path)
+    if not parent.is_dir():
+        raise InputError(f"cannot write {flag}: no folder {parent}", path=path)
+    if out.is_dir():
+        raise InputError(f"cannot write {flag}: it is a folder", path=path)
+    existed = out.exists()
+    try:
+        with open(out, "a"):  # append mode: an existing file is left as it is
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot write {flag}: {exc.strerror or exc}", path=path) from None
+    if not existed:
+        try:
+            out.unlink()
+        except OSError:
+            pass
