@@ -173,3 +173,86 @@ def test_e2e_is_never_shorter_than_ttft(capsys: pytest.CaptureFixture[str]) -> N
     assert rc == 0 and s["ttft_s"]["p50"] > 0
     for q in ("mean", "p50", "p99"):
         assert s["e2e_s"][q] >= s["ttft_s"][q]
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (("ratio", "--isl", "1.5", "--osl", "0.5"), "ISL 1.5, OSL 0.5 tokens"),
+        (("kv", "-n", "1"), "= 0.000328 GB"),
+    ],
+)
+def test_small_values_are_not_rounded_to_zero(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], shown: str
+) -> None:
+    rc, out, _ = _run(capsys, *argv)
+    assert rc == 0 and shown in out
+
+
+def test_inspect_windows_show_starts_at_their_resolution(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    f = tmp_path / "t.jsonl"
+    f.write_text("".join(f'{{"timestamp": {t}, "input_length": 10, "output_length": 2}}\n'
+                         for t in (0, 1, 2, 3)))  # fmt: skip
+    rc, out, _ = _run(capsys, "workload", "inspect", str(f), "--window", "1ms")
+    assert rc == 0 and "0.001" in out and "0.002" in out and "span" in out and "0.003 s" in out
+
+
+@pytest.mark.parametrize(
+    ("cell", "part"),
+    [("fast", "silicon_ttft_ms='fast' is not a number"), ("1e308", "positive number of ms")],
+)
+def test_accuracy_names_the_column_of_an_unusable_latency(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cell: str, part: str
+) -> None:
+    f = tmp_path / "m.csv"
+    f.write_text(HEADER + ROW + ROW.replace("ok,", "bad,").replace(",100,8\n", f",{cell},8\n"))
+    rc, out, _ = _run(capsys, "accuracy", "--measured", str(f), "--json")
+    d = json.loads(out)
+    assert rc == 0 and d["skipped"] == 1
+    assert any(part in s["reason"] for s in d["skipped_reasons"])
+
+
+@pytest.mark.parametrize(
+    ("content", "part"),
+    [
+        (b"timestamp\tinput_length\toutput_length\n0\t10\t2\n", "tab-separated?"),
+        (b"[1, 2, 3]\n", "JSON arrays"),
+        (b"\x00\x01\x02\xff\xfe binary\n", "not text (binary bytes)"),
+    ],
+)
+def test_unreadable_trace_headers_say_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, part: str
+) -> None:
+    f = tmp_path / "t.csv"
+    f.write_bytes(content)
+    rc, _, err = _run(capsys, "workload", "inspect", str(f))
+    _one_line_error(rc, err, "cannot tell the trace format", part)
+
+
+@pytest.mark.parametrize(
+    ("argv", "part"),
+    [
+        (("models", ""), "empty model name"),
+        (("ratio", "--rates", "1,,2"), "--rates '1,,2'"),
+        (
+            (
+                "workload",
+                "synth",
+                "-o",
+                "/tmp/pdplan-never.jsonl",
+                "-n",
+                "3",
+                "--input",
+                "99999999999999",
+            ),
+            "at most 2,147,483,647 tokens",
+        ),
+    ],
+)
+def test_empty_or_oversized_values_are_refused(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], part: str
+) -> None:
+    rc, _, err = _run(capsys, *argv)
+    _one_line_error(rc, err, part)

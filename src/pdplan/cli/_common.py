@@ -20,6 +20,7 @@ __all__ = [
     "kv_table",
     "lengths_context_warning",
     "note",
+    "num",
     "refuse_ignored",
     "to_jsonable",
     "warn",
@@ -32,6 +33,14 @@ __all__ = [
 # parser; 'lognormal:100:0.5' became an emoji). Styles are set with style=, not markup.
 console = Console(width=None if sys.stdout.isatty() else 160, markup=False, emoji=False)
 err_console = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
+
+
+def num(x: float) -> str:
+    """A value for a table: whole with thousands separators from 100 up, else 3 significant
+    digits (0.32, 1.5, 4.2e-05), so a small non-zero value never prints as 0."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def warn(message: str) -> None:

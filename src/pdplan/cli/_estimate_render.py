@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pdplan.cli._common import kv_table
+from pdplan.cli._common import kv_table, num
 
 __all__ = ["render"]
 
@@ -28,7 +28,7 @@ def render(out: dict[str, Any]) -> Any:
             (
                 "throughput",
                 f"{e['throughput_rps']:.2f} req/s, "
-                f"{out['output_tokens_per_s_per_gpu']:.0f} output tok/s/GPU",
+                f"{num(out['output_tokens_per_s_per_gpu'])} output tok/s/GPU",
             ),
             ("mean decode batch", f"{e['decode_batch']:.1f}"),
             ("KV capacity", f"{out['memory']['kv_capacity_tokens']:,} tokens per instance"),

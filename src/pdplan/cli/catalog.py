@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from pdplan.cli._common import emit
+from pdplan.errors import ConfigError
 
 __all__ = ["register"]
 
@@ -20,6 +21,8 @@ def models_cmd(
 
     from pdplan.catalog import get_model, list_models
 
+    if model is not None and not model.strip():
+        raise ConfigError("empty model name: give a preset, HF id or config path, or none")
     specs = [get_model(model)] if model else [get_model(n) for n in list_models()]
     rows = [
         {

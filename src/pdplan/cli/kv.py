@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from pdplan.cli._common import context_warning, emit, kv_table
+from pdplan.cli._common import context_warning, emit, kv_table, num
 from pdplan.errors import ConfigError
 
 __all__ = ["register"]
@@ -83,12 +83,12 @@ def _render(c: Console, kv: Any, seed: Any, notes: list[str]) -> None:
         ("KV per token", f"{kv.bytes_per_token:,.0f} B ({kv.bytes_per_token_layer:,.0f} B per "
                          "full-attention layer)"),
         *_state_rows(kv),
-        ("KV of the prompt", f"{kv.total_bytes:,.0f} B = {kv.total_bytes / 1e9:.2f} GB{plus}"),
+        ("KV of the prompt", f"{kv.total_bytes:,.0f} B = {num(kv.total_bytes / 1e9)} GB{plus}"),
         ("links", f"{kv.senders} sender(s) -> {kv.receivers} receiver(s), "
-                  f"{kv.shard_bytes / 1e6:,.1f} MB per sender"),
+                  f"{num(kv.shard_bytes / 1e6)} MB per sender"),
         ("path", f"{kv.path} {kv.link_gbps:g} Gb/s x {kv.efficiency:g} efficiency "
                  f"+ {kv.latency_s * 1e6:.0f} us"),
-        ("transfer time", f"{kv.time_ms:.1f} ms"),
+        ("transfer time", f"{num(kv.time_ms)} ms"),
     ]  # fmt: skip
     c.print(kv_table("KV transfer", rows))
     for n in notes:

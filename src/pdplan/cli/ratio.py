@@ -11,7 +11,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import emit, kv_table, lengths_context_warning, refuse_ignored
+from pdplan.cli._common import (
+    emit,
+    kv_table,
+    lengths_context_warning,
+    num,
+    refuse_ignored,
+)
 from pdplan.errors import ConfigError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT, KV_BATCH_CAP
 
@@ -34,8 +40,11 @@ MAX_TPOT_S = 10.0
 def _rates(text: str | None) -> list[float] | None:
     if not text:
         return None
+    parts = [x.strip() for x in text.replace(";", ",").split(",")]
     try:
-        return [float(x) for x in text.replace(";", ",").split(",") if x.strip()]
+        if "" in parts:  # '1,,2' or a trailing comma: a value left out
+            raise ValueError
+        return [float(x) for x in parts]
     except ValueError:
         raise ConfigError(f"--rates {text!r}: expected numbers like 0.5,1,10") from None
 
@@ -120,7 +129,7 @@ def _summary_rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = [
         ("job", f"{d['model']} on {d['gpu']} ({d['engine']}), prefill {d['prefill_layout']}, "
                 f"decode {d['decode_layout']}") if model else ("job", "numbers given"),
-        ("workload", f"ISL {d['isl']:.0f}, OSL {d['osl']:.0f} tokens, rho {d['rho']:g}"),
+        ("workload", f"ISL {num(d['isl'])}, OSL {num(d['osl'])} tokens, rho {d['rho']:g}"),
         ("P (prefill)", f"{d['prefill_tps']:,.0f} tok/s per GPU"),
         ("D (decode)", f"{d['decode_tps']:,.0f} tok/s per GPU"),
         ("GPU-s per request", f"prefill {d['prefill']:.4g} : decode {d['decode']:.4g}"),

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import emit, kv_table
+from pdplan.cli._common import emit, kv_table, num
 from pdplan.cli._paths import check_output
 from pdplan.errors import ConfigError, InputError
 from pdplan.workload import (
@@ -57,16 +58,21 @@ def _windows_table(s: dict[str, Any]) -> Table:
     last = s["windows"][-1]
     t = Table(
         title=f"per {s['window_s']:g} s window (drift)",
-        caption=f"* the last window: {last['duration_s']:,.0f} s to the last arrival (its rate)"
+        caption=f"* the last window: {num(last['duration_s'])} s to the last arrival (its rate)"
         if last["partial"]
         else None,
     )
     heads = ("start s", "requests", "req/s", "in mean", "in p99", "out mean", "out p99", "reuse")
     for h in heads:
         t.add_column(h, justify="right")
+    # start times to the window's resolution (1 ms windows need 3 decimals, else all read 0)
+    txt = f"{s['window_s']:.6g}"
+    dec = (
+        min(6, -math.floor(math.log10(s["window_s"]))) if "e" in txt else len(txt.partition(".")[2])
+    )
     for w in s["windows"]:
         t.add_row(
-            _fmt(w["start_s"], 0) + ("*" if w["partial"] else ""),
+            _fmt(float(w["start_s"]), dec) + ("*" if w["partial"] else ""),
             _fmt(w["requests"]),
             _fmt(w["rate_rps"], 2),
             _fmt(w["input"]["mean"], 0),
@@ -83,7 +89,7 @@ def _render_stats(s: dict[str, Any], con: Console) -> None:
         ("source", s["source"]),
         ("format", s["format"]),
         ("requests", _fmt(s["requests"])),
-        ("span", _fmt(s["span_s"]) + " s"),
+        ("span", num(s["span_s"]) + " s"),
         ("mean rate", _fmt(s["mean_rate_rps"], 3) + " req/s"),
         ("inter-arrival CV", _fmt(s["interarrival_cv"], 3)),
         ("zero-length input / output", f"{s['zero_input']} / {s['zero_output']}"),

@@ -118,7 +118,10 @@ def _int(row: dict[str, str], key: str, default: int | None = None) -> int | Non
     v = (row.get(key) or "").strip()
     if not v:
         return default
-    f = float(v)
+    try:
+        f = float(v)
+    except ValueError:
+        raise ValueError(f"{key}={v!r} is not a number") from None
     if not math.isfinite(f) or f < 0 or f != int(f):
         raise ValueError(f"{key}={v!r} is not a non-negative integer")
     return int(f)
@@ -211,10 +214,26 @@ def _engine(name: str) -> str:
         return name.strip().lower()
 
 
+# Largest latency a measured row may report, ms: 1e7 ms (2.8 hours) is past any benchmark's
+# timeout (the file's slowest TTFT is ~59 s); a larger value is a unit or parsing error.
+MAX_LATENCY_MS = 1e7
+
+
+def _ms(row: dict[str, str], key: str) -> float:
+    """A latency column in ms: a positive finite number up to MAX_LATENCY_MS, else a
+    ValueError naming the column and value."""
+    v = (row.get(key) or "").strip()
+    try:
+        f = float(v)
+    except ValueError:
+        raise ValueError(f"{key}={v!r} is not a number") from None
+    if not (math.isfinite(f) and 0 < f <= MAX_LATENCY_MS):
+        raise ValueError(f"{key}={v!r} must be a positive number of ms up to {MAX_LATENCY_MS:g}")
+    return f
+
+
 def _parse(row: dict[str, str], line: int) -> MeasuredRow:
-    ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
-    if not (math.isfinite(ttft) and math.isfinite(tpot)) or ttft <= 0 or tpot <= 0:
-        raise ValueError("silicon_ttft_ms and silicon_tpot_ms must be positive numbers")
+    ttft, tpot = _ms(row, "silicon_ttft_ms"), _ms(row, "silicon_tpot_ms")
     mode = row["mode"].strip().lower()
     mode = {"aggregated": "agg", "disaggregated": "disagg", "pd": "disagg"}.get(mode, mode)
     if mode not in ("agg", "disagg"):

@@ -257,11 +257,30 @@ def _pick_map(
     for name, cmap in PRESETS.items():
         if cmap.input in columns and cmap.output in columns:
             return container, cmap.present(columns), name
+    hint = _hint(path)
+    shown = "" if "binary" in hint else f" with columns {columns[:20]}"
     raise InputError(
-        f"cannot tell the trace format ({container} with columns {columns[:20]}); "
+        f"cannot tell the trace format ({container}{shown}){hint}; "
         "give --format or --map input=COL,output=COL[,time=COL,time_unit=ms]",
         path=path,
     )
+
+
+def _hint(path: str) -> str:
+    """Why a file's header reads oddly, when the head of the file shows it: a .gz name on a
+    file that is not gzip, binary bytes, tab-separated columns."""
+    head = _head(path)
+    if path.lower().endswith(".gz") and not is_gzip(path):
+        return ": named .gz but not gzip-compressed"
+    text = head.decode("utf-8", errors="replace")
+    if "\ufffd" in text or any(ord(ch) < 32 and ch not in "\t\r\n" for ch in text):
+        return ": not text (binary bytes)"
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    if first.lstrip().startswith("["):
+        return ": its lines are JSON arrays; pdplan reads one JSON object per line"
+    if "\t" in first and "," not in first:
+        return ": tab-separated? pdplan reads comma-separated CSV"
+    return ""
 
 
 def _preset_pairs(cmap: ColumnMap, columns: list[str], mapping: dict[str, str]) -> dict[str, str]:

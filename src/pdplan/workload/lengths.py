@@ -85,6 +85,8 @@ def parse_length_spec(text: str | int | LengthSpec) -> LengthSpec:
         raise InputError(f"bad length spec {text!r}: parameters must be finite numbers >= 0")
     if (kind == "fixed" and nums[0] < 1) or (kind == "uniform" and not 1 <= nums[0] <= nums[1]):
         raise InputError(f"bad length spec {text!r}: lengths must be >= 1 (and LO <= HI)")
+    if any(x > INT32_MAX for x in (nums if kind != "lognormal" else nums[:1])):
+        raise InputError(f"bad length spec {text!r}: lengths must be at most {INT32_MAX:,} tokens")
     if kind == "lognormal" and (nums[0] < 1 or nums[1] <= 0):
         raise InputError(f"bad length spec {text!r}: MEAN >= 1 and SIGMA > 0 required")
     cap = int(min(nums[2], INT32_MAX)) if len(nums) == 3 else INT32_MAX
