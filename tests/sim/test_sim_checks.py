@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pdplan.errors import ConfigError
+from pdplan.errors import ConfigError, InputError
 from pdplan.perf.step import LinearStepModel
 from pdplan.sim import Arrivals, InstanceSpec, RoleSwitch, SimConfig, simulate
 
@@ -20,7 +20,9 @@ STEP = LinearStepModel(base_s=0.01, per_token_s=0.001)
         {"step_model": None},
         {"max_batch": 2.5},
         {"kv_capacity_tokens": float("nan")},
-        {"block_tokens": 0},
+        {"prefill_token_budget": 0},
+        {"nvlink_bytes_per_s": True},
+        {"name": 5},
         {"pcie_bytes_per_s": 0.0},
         {"nic_bytes_per_s": float("inf")},
         {"chunk_budget": 0},
@@ -139,9 +141,12 @@ def test_a_non_finite_trace_arrival_is_refused() -> None:
 
     from pdplan.workload.core import Workload
 
-    wl = Workload(np.full(3, 100, np.int32), np.full(3, 5, np.int32), np.array([0.0, np.inf, 1.0]))
-    with pytest.raises(ConfigError, match="request 1"):
-        simulate(SimConfig(instances=(InstanceSpec("agg", STEP),)), wl)
+    with pytest.raises(InputError, match=r"arrival_s\[1\] = inf"):  # refused by the Workload
+        Workload(np.full(3, 100, np.int32), np.full(3, 5, np.int32), np.array([0.0, np.inf, 1.0]))
+    arrivals = Arrivals("trace")  # and by the simulator, for a Workload built past its checks
+    wl = Workload(np.full(3, 100, np.int32), np.full(3, 5, np.int32), np.array([0.0, 2.0, 1.0]))
+    with pytest.raises(ConfigError, match="request 2"):
+        simulate(SimConfig(instances=(InstanceSpec("agg", STEP),)), wl, arrivals)
 
 
 class _Returns:

@@ -34,7 +34,9 @@ def _instance(rng: np.random.Generator, role: str, node: int, cap: int) -> Insta
     if role == "agg" and rng.random() < 0.5:
         kw["chunk_budget"] = int(rng.choice([256, 1024, 4096]))
     if role != "decode" and rng.random() < 0.2:
-        kw["recv_interval"] = int(rng.choice([2, 10]))
+        interval = int(rng.choice([2, 10]))  # drawn for every role: the same configs per seed
+        if role == "agg":  # modelled there only (InstanceSpec refuses it elsewhere)
+            kw["recv_interval"] = interval
     elif role == "agg" and rng.random() < 0.2:
         kind = str(rng.choice(["balance", "batch"]))
         kw["ctx_gate"] = ContextGate(kind, int(rng.integers(2, 40)), ranks=2, tokens=500)

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from pdplan.errors import ConfigError
 from pdplan.perf.step import LinearStepModel
 from pdplan.sim import Arrivals, InstanceSpec, RoleSwitch, SimConfig, simulate
 from pdplan.sim.gate import ContextGate
@@ -26,24 +27,23 @@ def _all_finish(cfg: SimConfig, wl: Workload) -> None:
 
 
 @pytest.mark.parametrize(
-    "prefill",
-    [
-        InstanceSpec("prefill", M, recv_interval=2),
-        InstanceSpec("prefill", M, ctx_gate=ContextGate("batch", 5, tokens=100)),
-    ],
+    "extra",
+    [{"recv_interval": 2}, {"ctx_gate": ContextGate("batch", 5, tokens=100)}],
 )
-def test_a_prefill_instance_takes_in_what_waits_in_its_inbox(prefill: InstanceSpec) -> None:
-    # request 1 arrives while request 0's 0.11 s prefill step runs: it waits in the inbox,
-    # which the prefill instance's short-cut past _decide used to leave untouched
-    decode = InstanceSpec("decode", M, node=1)
-    _all_finish(SimConfig(instances=(prefill, decode)), _wl([1000, 100], [10, 10], [0.0, 0.05]))
+@pytest.mark.parametrize("role", ["prefill", "decode"])
+def test_gates_and_recv_intervals_are_refused_where_they_are_not_modelled(
+    role: str, extra: dict[str, object]
+) -> None:
+    # they once left prompts in a prefill instance's inbox (a stall); they had no effect there
+    with pytest.raises(ConfigError, match="modelled on aggregated instances only"):
+        InstanceSpec(role, M, **extra)  # type: ignore[arg-type]
 
 
-def test_a_decode_instance_with_a_recv_interval_switched_to_prefill() -> None:
+def test_a_decode_instance_switched_to_prefill_takes_arrivals() -> None:
     insts = (
         InstanceSpec("prefill", M),
         InstanceSpec("decode", M, node=1),
-        InstanceSpec("decode", M, node=2, recv_interval=4),
+        InstanceSpec("decode", M, node=2),
     )
     switches = (RoleSwitch(0.5, 2, "prefill"), RoleSwitch(0.6, 0, "decode"))
     cfg = SimConfig(instances=insts, switches=switches, switch_cost_s=0.1)

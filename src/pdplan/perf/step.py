@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, runtime_checkable
+
+from pdplan.errors import ConfigError
 
 __all__ = ["BatchShape", "LinearStepModel", "StepModel", "causal_pairs"]
 
@@ -64,6 +67,12 @@ class LinearStepModel:
     per_pair_s: float = 0.0
     per_ctx_s: float = 0.0
     per_seq_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("base_s", "per_token_s", "per_pair_s", "per_ctx_s", "per_seq_s"):
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < math.inf):
+                raise ConfigError(f"LinearStepModel {name}={v!r} must be a finite number >= 0 s")
 
     def step_time(self, shape: BatchShape) -> float:
         return (

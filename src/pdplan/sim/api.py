@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from pdplan.errors import ConfigError
+from pdplan.sim.checks import check_run
 from pdplan.sim.cluster import Arrivals, Simulator
 from pdplan.sim.config import InstanceSpec, SimConfig
 from pdplan.sim.metrics import SimResult
 from pdplan.sim.state import DROPPED, Detours
 from pdplan.workload.core import Workload
+from pdplan.workload.values import INT32_MAX
 
 __all__ = ["collect", "simulate", "simulate_closed_loop"]
 
@@ -34,9 +37,9 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     end = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else sim.loop.now
     dur = max(end - start, 1e-12)
     total = sim.loop.now
-    if sim.finished + sim.dropped >= sim.n_issued_max and sim._until == math.inf:
+    if sim.finished + sim.dropped >= sim.n_issued_max:
         total = sim.t_left  # the last request left then: later events (a switch scheduled past
-        # the end) did no work and must not dilute utilisation and Little's L
+        # the end) or a generous `until` add no work and must not dilute utilisation and L
     total = max(total, 1e-12)
     return SimResult(
         columns=cols,
@@ -167,6 +170,7 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
 ) -> SimResult:
     """Simulate `wl` on the cluster `cfg`; requests before index `warmup` are not measured."""
+    check_run(cfg, wl, arrivals, warmup, until)
     sim = Simulator(cfg, wl, arrivals)
     sim.run(until, progress)
     res = collect(sim, warmup)
@@ -192,11 +196,8 @@ def simulate_closed_loop(
     `--random-range-ratio`), seeded by cfg_kw["seed"]. cfg_kw go to SimConfig
     (kv_bytes_per_token, routing, ...). Returns SimResult.summary() (seconds).
     """
-    if isl < 1 or osl < 1 or concurrency < 1:
-        raise ConfigError(f"isl={isl}, osl={osl}, concurrency={concurrency} must all be >= 1")
-    if not 0.0 < range_ratio <= 1.0:
-        raise ConfigError(f"range_ratio={range_ratio} must be in (0, 1]")
-    n = n_requests or max(10 * concurrency, 200)
+    _check_closed_loop(isl, osl, concurrency, n_requests, warmup, range_ratio, cfg_kw)
+    n = n_requests if n_requests is not None else max(10 * concurrency, 200)
     w = concurrency if warmup is None else warmup
     if w >= n:
         raise ConfigError(f"warmup={w} must be below n_requests={n}")
@@ -205,6 +206,31 @@ def simulate_closed_loop(
     cfg = SimConfig(instances=tuple(instances), **cfg_kw)
     res = simulate(cfg, wl, Arrivals("closed", concurrency=concurrency), warmup=w)
     return res.summary()
+
+
+def _check_closed_loop(
+    isl: Any, osl: Any, conc: Any, n: Any, warmup: Any, ratio: Any, cfg_kw: dict[str, Any]
+) -> None:
+    """simulate_closed_loop's arguments, each refused by name before any work."""
+    for name, v in (("isl", isl), ("osl", osl), ("concurrency", conc)):
+        if not (_whole(v) and 1 <= v <= INT32_MAX):
+            raise ConfigError(f"{name}={v!r} must be a whole number in 1..{INT32_MAX:,}")
+    if n is not None and not (_whole(n) and n >= 1):
+        raise ConfigError(f"n_requests={n!r} must be a whole number >= 1 (or None)")
+    if warmup is not None and not (_whole(warmup) and warmup >= 0):
+        raise ConfigError(f"warmup={warmup!r} must be a whole number >= 0 (or None)")
+    if not (isinstance(ratio, Real) and not isinstance(ratio, bool) and 0.0 < ratio <= 1.0):
+        raise ConfigError(f"range_ratio={ratio!r} must be in (0, 1]")
+    unknown = sorted(set(cfg_kw) - {f.name for f in fields(SimConfig)} - {"instances"})
+    if unknown or "instances" in cfg_kw:
+        raise ConfigError(f"unknown SimConfig field(s) {unknown or ['instances']} in cfg_kw")
+    seed = cfg_kw.get("seed", 0)
+    if not (_whole(seed) and seed >= 0):
+        raise ConfigError(f"seed={seed!r} must be a whole number >= 0")
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, Integral) and not isinstance(v, bool)
 
 
 def _lengths(rng: np.random.Generator, length: int, ratio: float, n: int, low: int) -> np.ndarray:

@@ -16,6 +16,7 @@ __all__ = [
     "check_instance",
     "check_numbers",
     "check_role_switch",
+    "check_run",
     "check_switch",
 ]
 
@@ -28,7 +29,6 @@ _INTS = {
     "max_batch": 1,
     "kv_capacity_tokens": 1,
     "gpus": 1,
-    "block_tokens": 1,
     "prefill_token_budget": 1,
     "recv_interval": 1,
     "kv_senders": 0,
@@ -41,14 +41,25 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, Integral) and not isinstance(v, bool)
 
 
+def _is_real(v: Any) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool)
+
+
 def check_instance(spec: InstanceSpec) -> None:
     """Refuse an InstanceSpec the simulator cannot run: no step model, a non-integer or
-    too-small count, a link speed that is not a positive finite B/s."""
-    if not callable(getattr(spec.step_model, "step_time", None)):
+    too-small count, a link speed that is not a positive finite B/s, a gate or recv interval
+    on a role that never uses it."""
+    sm = spec.step_model
+    if not (
+        callable(getattr(sm, "step_time", None)) and callable(getattr(sm, "decode_affine", None))
+    ):
         raise ConfigError(
-            f"step_model must be a perf.step.StepModel (with step_time()), "
-            f"not {type(spec.step_model).__name__}"
+            f"step_model must be a perf.step.StepModel (with step_time() and "
+            f"decode_affine()), not {type(sm).__name__}"
         )
+    if not isinstance(spec.name, str):
+        raise ConfigError(f"name={spec.name!r} must be a string")
+    _probe_step_model(sm)
     for name, least in _INTS.items():
         v = getattr(spec, name)
         if not (_is_int(v) and v >= least):
@@ -61,7 +72,7 @@ def check_instance(spec: InstanceSpec) -> None:
         raise ConfigError(f"chunk_budget={spec.chunk_budget!r} must be an integer >= 1 or None")
     for name in _RATES:
         v = getattr(spec, name)
-        if not (isinstance(v, Real) and 0 < v < math.inf):
+        if not (_is_real(v) and 0 < v < math.inf):
             raise ConfigError(f"{name}={v!r} must be a positive finite number of B/s")
     if not _is_int(spec.node):
         raise ConfigError(f"node={spec.node!r} must be an integer")
@@ -74,6 +85,32 @@ def check_instance(spec: InstanceSpec) -> None:
             )
         if spec.recv_interval > 1:
             raise ConfigError("ctx_gate and recv_interval > 1 cannot be combined on one instance")
+    if spec.role != "agg" and (spec.ctx_gate is not None or spec.recv_interval > 1):
+        raise ConfigError(
+            f"ctx_gate and recv_interval > 1 are modelled on aggregated instances only (the "
+            f"scheduler's polls between decode steps), not on a {spec.role} instance"
+        )
+
+
+def _probe_step_model(sm: Any) -> None:
+    """One prompt step and one decode run priced at construction: times that are not finite
+    numbers >= 0 s (a model with negative, NaN or infinite terms) are refused here, not met
+    mid-run as negative latencies or a hang."""
+    from pdplan.perf.step import BatchShape
+
+    try:
+        prompt = sm.step_time(BatchShape(128, 128 * 129 / 2, 1, 1, 128))
+        a, c = sm.decode_affine(1)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise ConfigError(
+            f"step_model {type(sm).__name__} failed on a small batch: {exc}"
+        ) from None
+    for what, v in (("a prompt step", prompt), ("a decode step", a), ("its per-token slope", c)):
+        if not (_is_real(v) and 0 <= v < math.inf):
+            raise ConfigError(
+                f"step_model {type(sm).__name__} gives {what} of {v!r}: step times must be "
+                "finite numbers of seconds >= 0"
+            )
 
 
 def check_numbers(cfg: SimConfig) -> None:
@@ -85,12 +122,19 @@ def check_numbers(cfg: SimConfig) -> None:
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
     if not all(isinstance(i, InstanceSpec) for i in cfg.instances):
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
+    names = [i.name for i in cfg.instances if i.name]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ConfigError(f"instance names must differ: {', '.join(dup)} given twice")
+    for name in ("exact", "trace"):
+        if not isinstance(getattr(cfg, name), bool):
+            raise ConfigError(f"{name}={getattr(cfg, name)!r} must be True or False")
     for name in ("ttft_slo_s", "tpot_slo_s"):
         v = getattr(cfg, name)
-        if not (isinstance(v, Real) and v > 0 and not math.isnan(v)):
+        if not (_is_real(v) and v > 0 and not math.isnan(v)):
             raise ConfigError(f"{name}={v!r} must be > 0 s")
     v = cfg.sample_interval_s
-    if not (isinstance(v, Real) and MIN_SAMPLE_INTERVAL_S <= v < math.inf):
+    if not (_is_real(v) and MIN_SAMPLE_INTERVAL_S <= v < math.inf):
         raise ConfigError(f"sample_interval_s={v!r} must be a number of seconds >= 0.001")
     for name in _FINITE:
         v = getattr(cfg, name)
@@ -108,8 +152,11 @@ def check_numbers(cfg: SimConfig) -> None:
     pol = cfg.policy
     if pol is not None:
         interval = getattr(pol, "interval_s", None)
-        if not (isinstance(interval, Real) and 0 < interval < math.inf):
-            raise ConfigError(f"the switch policy's interval_s={interval!r} must be > 0 s")
+        if not (_is_real(interval) and MIN_SAMPLE_INTERVAL_S <= interval < math.inf):
+            raise ConfigError(
+                f"the switch policy's interval_s={interval!r} must be a number of seconds "
+                f">= {MIN_SAMPLE_INTERVAL_S:g} (engines step every >= ~1 ms)"
+            )
         if not callable(getattr(pol, "decide", None)):
             raise ConfigError("the switch policy needs a decide(now_s, view) method")
 
@@ -126,7 +173,8 @@ def _check_windows(windows: Any) -> None:
     ok = isinstance(windows, tuple | list)
     for w in windows if ok else ():
         ok = ok and isinstance(w, tuple | list) and len(w) == 2
-        ok = ok and all(isinstance(x, Real) and 0 <= x < math.inf for x in w) and w[0] >= 1
+        ok = ok and all(_is_real(x) and 0 <= x < math.inf for x in w) and w[0] >= 1
+        ok = ok and float(w[0]).is_integer()  # a window is a whole number of tokens
     if not ok:
         raise ConfigError(
             f"kv_windows={windows!r} must be ((window tokens >= 1, B/token >= 0), ...)"
@@ -135,7 +183,7 @@ def _check_windows(windows: Any) -> None:
 
 def check_role_switch(sw: RoleSwitch) -> None:
     """A RoleSwitch's own fields: a finite time >= 0 s, an integer instance, a role."""
-    if not (isinstance(sw.time_s, Real) and 0 <= sw.time_s < math.inf):
+    if not (_is_real(sw.time_s) and 0 <= sw.time_s < math.inf):
         raise ConfigError(f"role switch time_s={sw.time_s!r} must be a finite number >= 0 s")
     if not _is_int(sw.instance):
         raise ConfigError(f"role switch instance={sw.instance!r} must be an instance index")
@@ -151,3 +199,25 @@ def check_switch(sw: RoleSwitch, n_instances: int, source: str) -> None:
         )
     if sw.role not in ("prefill", "decode"):
         raise ConfigError(f"{source} role switch {sw}: role must be prefill or decode")
+
+
+def check_run(cfg: Any, wl: Any, arrivals: Any, warmup: Any, until: Any) -> None:
+    """simulate()'s arguments: a SimConfig, a Workload, Arrivals or None, an integer warm-up
+    in [0, requests) (0 for an empty workload), an `until` that is a number of seconds >= 0."""
+    from pdplan.sim.arrivals import Arrivals
+    from pdplan.sim.config import SimConfig
+    from pdplan.workload.core import Workload
+
+    for name, v, kind in (("cfg", cfg, SimConfig), ("wl", wl, Workload)):
+        if not isinstance(v, kind):
+            raise ConfigError(f"{name} must be a {kind.__name__}, not {type(v).__name__}")
+    if arrivals is not None and not isinstance(arrivals, Arrivals):
+        raise ConfigError(f"arrivals must be an Arrivals or None, not {type(arrivals).__name__}")
+    n = len(wl)
+    if not (_is_int(warmup) and 0 <= warmup and (warmup < n or warmup == n == 0)):
+        raise ConfigError(
+            f"warmup={warmup!r} must be an integer in 0..{max(n - 1, 0)} (requests before it "
+            f"are not measured; the workload has {n})"
+        )
+    if not (_is_real(until) and until >= 0):
+        raise ConfigError(f"until={until!r} must be a number of seconds >= 0 (or math.inf)")

@@ -23,6 +23,12 @@ from pdplan.workload.core import Workload
 __all__ = ["Arrivals", "Simulator"]
 
 
+# Timeline ticks with no event in between and no step running repeat one state: past this
+# many, the sampler jumps to the last tick before the next event, so an idle gap in a trace
+# (or a day-long transfer) costs two samples, not millions.
+SAMPLE_SKIP = 1000
+
+
 class Simulator(HandoffMixin, SwitchingMixin):
     """Wires instances, router, network and metrics together; `run()` then `result()`."""
 
@@ -93,13 +99,16 @@ class Simulator(HandoffMixin, SwitchingMixin):
     def _sample_tick(self, _: object) -> None:
         """Every instance's timeline sample at this instant, then the next one
         sample_interval_s on while requests are left and other events pending."""
-        now = self.loop.now
+        now, dt = self.loop.now, self.cfg.sample_interval_s
         for inst in self.inst:
             inst.sample(now)
         if self.loop.heap and self.finished + self.dropped < self.n_issued_max:
-            self.loop.schedule(
-                now + self.cfg.sample_interval_s, PRIO_SAMPLE, self._sample_tick, None
-            )
+            gap = self.loop.peek_time() - now  # s to the next event of any kind
+            if gap > SAMPLE_SKIP * dt and not any(i.busy for i in self.inst):
+                # a long quiet stretch (no step running): its samples would all repeat this
+                # one; resume on the grid at the last tick before the next event
+                now += math.floor(gap / dt) * dt - dt
+            self.loop.schedule(now + dt, PRIO_SAMPLE, self._sample_tick, None)
 
     def _refresh_candidates(self) -> None:
         ok = [i for i in self.inst if not i.draining and not i.offline]

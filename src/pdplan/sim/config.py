@@ -60,15 +60,16 @@ class InstanceSpec:
         recv_interval decode steps (SGLang --scheduler-recv-interval; 1 = every step, the
         engines' default); right after a prefill step, or when idle, it takes them at once.
     ctx_gate: a TensorRT-LLM context gate (sim.gate.ContextGate: attention-DP balancing or
-        batch waiting) holding arrivals back while decodes run; None = none. Not with
-        recv_interval > 1.
+        batch waiting) holding arrivals back while decodes run; None = none. Aggregated
+        instances only, and not with recv_interval > 1.
+    recv_interval > 1 applies to aggregated instances only (a prefill or decode role takes
+    arrivals at its next step).
     """
 
     role: str
     step_model: StepModel
     max_batch: int = 256
     kv_capacity_tokens: int = 1_000_000
-    block_tokens: int = 16
     chunk_budget: int | None = None
     prefill_token_budget: int = 16384
     node: int = 0

@@ -32,6 +32,8 @@ def parse_deployment(text: str) -> list[Pool]:
     """'tp4x2' / 'agg:tp4x2' -> 2 aggregated tp4 instances; '4P:tp4+8D:tp8' or
     '4p:tp4,8d:tp8-pp2' -> 4 prefill tp4 + 8 decode tp8 instances. A pool may end in '@GPU'
     ('4P:tp4@h100+8D:tp8@h200'); aggregated pools may be several ('tp4x2@h100+tp8@b200')."""
+    if not isinstance(text, str):
+        raise ConfigError(f"deployment must be a string such as 'tp4x2', not {text!r}")
     s = text.strip().lower()
     if not s:
         raise ConfigError("empty deployment; expected e.g. 'tp4x2' or '4P:tp4+8D:tp8'")

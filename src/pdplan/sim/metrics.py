@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from pdplan.errors import ConfigError
 from pdplan.sim.runs import RunLog
 from pdplan.sim.state import DONE, STATE_NAMES
 
@@ -17,6 +18,7 @@ QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999}
 
 def percentiles(x: np.ndarray) -> dict[str, float]:
     """mean, p50, p90, p99, p99.9 of x (NaN-free), seconds in, seconds out."""
+    x = np.asarray(x, dtype=np.float64)
     x = x[np.isfinite(x)]
     if not len(x):
         return {"mean": float("nan"), **{k: float("nan") for k in QUANTILES}}
@@ -106,7 +108,9 @@ class SimResult:
         elif name == "slot_wait":  # NaN (skipped) where no transfer started: aggregated
             v = np.maximum(c["xfer_start"] - c["pf_end"], 0.0)  # layer-wise may start early
         else:
-            raise KeyError(name)
+            raise ConfigError(
+                f"unknown metric {name!r}: ttft, tpot, e2e, e2e_engine, queue, xfer or slot_wait"
+            )
         return v[ok]
 
     def attainment(self) -> tuple[float, int]:
@@ -125,10 +129,15 @@ class SimResult:
     def summary(self) -> dict[str, Any]:
         """JSON-ready summary (seconds, requests/s, tokens/s)."""
         c = self.columns
-        done = int(np.sum(c["state"] == DONE))
+        finished = c["state"] == DONE
+        done = int(np.sum(finished))
+        # rates over the measured window (first measured arrival -> last finish) count the
+        # measured requests only, as goodput does: warm-up ones arrived before the window
+        measured = finished & (np.arange(len(finished)) >= self.warmup)
+        n_measured = int(np.sum(measured))
         e2e = self.metric("e2e")
         att, good = self.attainment()
-        out_tok = float(np.sum(c["out"][c["state"] == DONE]))
+        out_tok = float(np.sum(c["out"][measured]))
         dur = self.duration_s
         q = self.itl.quantiles(list(QUANTILES.values()))
         return {
@@ -138,7 +147,7 @@ class SimResult:
             "drop_reasons": self.drop_reasons,
             "unfinished": self.n_requests - done - self.dropped,
             "duration_s": dur,
-            "throughput_rps": done / dur if dur > 0 else float("nan"),
+            "throughput_rps": n_measured / dur if dur > 0 else float("nan"),
             "output_tokens_per_s": out_tok / dur if dur > 0 else float("nan"),
             "ttft_s": percentiles(self.metric("ttft")),
             "tpot_s": percentiles(self.metric("tpot")),
@@ -155,7 +164,7 @@ class SimResult:
                 "L_time_avg": self.little_l,
                 # finished only: a dropped request spends no time in the system; the
                 # engine's e2e, as L counts requests in the simulated system
-                "lambda_W": done / dur * float(np.mean(self.metric("e2e_engine")))
+                "lambda_W": n_measured / dur * float(np.mean(self.metric("e2e_engine")))
                 if len(e2e) and dur > 0
                 else float("nan"),
             },

@@ -98,12 +98,15 @@ class SwitchingMixin:
             for i in self.inst
         ]
         decided = self._decide_switches(view)
+        before = self._switch_state()
         for sw in decided:
             self._begin_switch(sw)
+        acted = self._switch_state() != before  # a switch began or a wish changed (not a
+        # policy that re-states the roles it has, which changes nothing)
         # nothing in flight and the policy did nothing: a cluster left without a role waits
-        # for it; after MAX_FROZEN_TICKS such ticks it is taken as stuck and the run ends
-        # (its requests are reported unfinished) rather than ticking forever
-        self._frozen_ticks = 0 if decided or not self._frozen() else self._frozen_ticks + 1
+        # for it; after MAX_FROZEN ticks it is taken as stuck and the run ends (its requests
+        # are reported unfinished) rather than ticking forever
+        self._frozen_ticks = 0 if acted or not self._frozen() else self._frozen_ticks + 1
         if self.finished + self.dropped < self.n_issued_max and self._frozen_ticks < MAX_FROZEN:
             self.loop.schedule(
                 self.loop.now + pol.interval_s, PRIO_CONTROL, self._policy_tick, None
@@ -132,6 +135,12 @@ class SwitchingMixin:
         for sw in decided:
             check_switch(sw, len(self.inst), "the policy's")
         return list(decided)
+
+    def _switch_state(self: Simulator) -> tuple:
+        """What a policy's switches can change: each instance's drain / target role, and the
+        roles asked for while a switch is under way."""
+        roles = tuple((i.draining, i.offline, i.next_role) for i in self.inst)
+        return roles, tuple(sorted(self._pending_roles.items()))
 
     def _frozen(self: Simulator) -> bool:
         """No instance busy and no event pending but the policy's and the sampler's ticks."""

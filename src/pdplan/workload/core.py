@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pdplan.errors import InputError
+from pdplan.workload._checks import block_tokens, checked_columns, hash_columns, take_index
 
 __all__ = ["Workload"]
 
@@ -15,14 +15,15 @@ __all__ = ["Workload"]
 class Workload:
     """Requests as parallel numpy arrays, cheap for 10M rows (~20 B per request without hashes).
 
-    arrival_s:   float64 seconds from the start, sorted ascending; None for a pure length
-                 distribution (no times).
-    input_len:   int32 prompt tokens (>= 1 after validation; 0 kept only if a reader reports it).
-    output_len:  int32 generated tokens.
+    arrival_s:   float64 seconds from the start, finite and >= 0 (readers sort it ascending;
+                 take() may reorder it); None for a pure length distribution (no times).
+    input_len:   int32 prompt tokens in [0, INT32_MAX] (0 kept only if a reader reports it;
+                 the simulator drops it with a reason); whole-valued floats are converted.
+    output_len:  int32 generated tokens, same rules.
     hash_offsets / hash_ids: ragged prefix-block hashes (CSR layout): request i owns
                  hash_ids[hash_offsets[i]:hash_offsets[i+1]]; None when the trace has none.
     block_tokens: tokens per hash block (512 in Mooncake FAST'25 traces).
-    session_id:  int64 per request, or None.
+    session_id:  an integer id per request (readers give int64), or None.
     meta:        reader notes: source path, format, counts of skipped / clipped rows and why.
     """
 
@@ -36,13 +37,13 @@ class Workload:
     meta: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        n = len(self.input_len)
-        if len(self.output_len) != n:
-            raise InputError(f"{n} input lengths but {len(self.output_len)} output lengths")
-        if self.arrival_s is not None and len(self.arrival_s) != n:
-            raise InputError(f"{n} requests but {len(self.arrival_s)} arrival times")
-        if self.hash_offsets is not None and len(self.hash_offsets) != n + 1:
-            raise InputError("hash_offsets must have one entry per request plus one")
+        """Check every column (vectorised); store lengths as int32, arrivals as float64."""
+        cols = checked_columns(self.input_len, self.output_len, self.arrival_s, self.session_id)
+        offsets, ids = hash_columns(self.hash_offsets, self.hash_ids, len(cols["input_len"]))
+        cols.update(hash_offsets=offsets, hash_ids=ids)
+        for name, value in cols.items():
+            object.__setattr__(self, name, value)  # frozen: set the checked, converted arrays
+        object.__setattr__(self, "block_tokens", block_tokens(self.block_tokens))
 
     def __len__(self) -> int:
         return len(self.input_len)
@@ -57,7 +58,7 @@ class Workload:
 
     def take(self, idx: np.ndarray) -> Workload:
         """A new Workload with the requests at positions idx (in that order); meta is kept."""
-        idx = np.asarray(idx, dtype=np.int64)
+        idx = take_index(idx, len(self))
         offsets, ids = self.hash_offsets, self.hash_ids
         if offsets is not None and ids is not None:
             starts, ends = offsets[idx], offsets[idx + 1]

@@ -10,7 +10,7 @@ import numpy as np
 from pdplan.errors import InputError
 from pdplan.workload.core import Workload
 from pdplan.workload.lengths import LengthSpec, parse_length_spec
-from pdplan.workload.values import parse_duration
+from pdplan.workload.values import parse_duration, real_number, whole_number
 
 __all__ = ["LengthSpec", "RateCurve", "parse_length_spec", "parse_rate_curve", "synthesize"]
 
@@ -20,6 +20,13 @@ _MAX_REQUESTS = 100_000_000  # 100M requests ~ 1.6 GB of columns: the sanity cap
 # int64, 9.2e18, but the float arrival times lose sub-ms resolution) is a unit mistake.
 MAX_RATE = 1e7  # req/s
 MAX_SPAN_S = 1e9  # s
+# Gamma arrivals draw gaps with shape 1/cv^2 (dimensionless). Below cv = 1e-3 (shape 1e6)
+# the gaps differ from 1/rate by under 0.1 %: that is --arrival fixed, and cv -> 0 divides
+# by zero. Above cv = 100 (shape 1e-4) over 99 % of the gaps underflow to 0 s, so a trace
+# is a few bursts whose rate and CV are far from the asked ones (and cv^2 overflows ~1e154).
+MIN_CV = 1e-3  # dimensionless
+MAX_CV = 100.0  # dimensionless
+_SEED_END = 2**63  # exclusive seed bound (dimensionless): the int64 range, a larger one is a typo
 _GRID = 1_000_000  # points of the rate-curve grid used to invert the cumulative rate
 
 
@@ -153,7 +160,7 @@ def synthesize(
     """A deterministic synthetic workload. Give n or duration_s; `rate` is the mean arrival
     rate (a 'points' curve is scaled to mean 1 over the trace). `joint`: resample (input,
     output) pairs from that workload instead of drawing input and output independently."""
-    dur = _check_args(n, duration_s, rate, cv)
+    n, dur, rate, cv, seed = _check_args(n, duration_s, rate, cv, seed)
     curve = rate_curve if isinstance(rate_curve, RateCurve) else parse_rate_curve(rate_curve)
     params: dict[str, object] = dict(n=n, duration_s=dur, rate=rate, arrival=arrival, cv=cv)
     if curve is not None and curve.kind == "points":
@@ -165,8 +172,6 @@ def synthesize(
             )
         curve = curve.scaled(1.0 / mean)
         params["rate_curve_scale"] = 1.0 / mean  # x each point, so the mean rate is `rate`
-    if not 0 <= seed < 2**63:
-        raise InputError(f"seed={seed} must be a whole number >= 0")
     rng = np.random.default_rng(seed)
     t = _arrivals(n, dur, rate, arrival, cv, curve, rng)
     if len(t) == 0:
@@ -182,19 +187,27 @@ def synthesize(
 
 
 def _check_args(
-    n: int | None, duration_s: float | str | None, rate: float, cv: float
-) -> float | None:
-    """The duration in seconds (None with n); refuses a bad n, rate or cv by name."""
+    n: object, duration_s: float | str | None, rate: object, cv: object, seed: object
+) -> tuple[int | None, float | None, float, float, int]:
+    """(n, duration in s, rate, cv, seed) as plain int / float; refuses a bad one by name."""
     if (n is None) == (duration_s is None):
         raise InputError("give exactly one of n (requests) or duration_s")
     dur = parse_duration(str(duration_s)) if duration_s is not None else None
-    if n is not None and n <= 0:
-        raise InputError("n must be positive")
+    n = None if n is None else whole_number("n", n, 1)
+    rate, cv = real_number("rate", rate), real_number("cv", cv)
+    seed = whole_number("seed", seed, 0)
+    if seed >= _SEED_END:
+        raise InputError(f"seed={seed} must be a whole number >= 0 and < 2**63")
     for name, value in (("rate", rate), ("cv", cv)):  # name only the one that is wrong
         if not (value > 0 and math.isfinite(value)):
             raise InputError(f"{name}={value} must be a finite number > 0")
     if rate > MAX_RATE:
         raise InputError(f"rate={rate:g} req/s is over the {MAX_RATE:g} req/s cap: is it req/s?")
+    if not MIN_CV <= cv <= MAX_CV:
+        raise InputError(
+            f"cv={cv:g} must be in [{MIN_CV:g}, {MAX_CV:g}] (below, use --arrival fixed; "
+            "above, the gamma gaps underflow to 0 s)"
+        )
     span = dur if dur is not None else (n or 1) / rate  # s, the trace's expected length
     if span > MAX_SPAN_S:
         raise InputError(
@@ -202,7 +215,7 @@ def _check_args(
             f"{span:.3g} s trace, over the {MAX_SPAN_S:g} s (~32 years) cap: its timestamps "
             "would overflow"
         )
-    return dur
+    return n, dur, rate, cv, seed
 
 
 def _partial_period(curve: RateCurve | None, horizon_s: float) -> list[str]:

@@ -17,6 +17,8 @@ __all__ = [
     "parse_duration",
     "parse_length",
     "parse_time_ns",
+    "real_number",
+    "whole_number",
 ]
 
 INT32_MAX = 2**31 - 1  # lengths are stored as int32 (Workload.input_len / output_len)
@@ -42,6 +44,26 @@ def parse_duration(text: str) -> float:
     if value <= 0:
         raise InputError(f"duration {text!r} must be positive")
     return value
+
+
+def whole_number(name: str, value: object, low: int) -> int:
+    """value as an int >= low (numpy ints too); bool, float and str refused by name."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not ok or value < low:  # type: ignore[operator]
+        raise InputError(f"{name}={value!r} must be a whole number >= {low} (an int, not a bool)")
+    return int(value)  # type: ignore[arg-type]
+
+
+def real_number(name: str, value: object) -> float:
+    """value as a float (ints and numpy reals too); bool, complex and str refused by name.
+    NaN and inf pass: the caller says which range it wants."""
+    odd = isinstance(value, (bool, np.bool_, np.complexfloating))
+    if odd or not isinstance(value, (int, float, np.number)):
+        raise InputError(f"{name}={value!r} must be a real number (got {type(value).__name__})")
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int past 1.8e308: the caller's finite check names it
+        return math.inf if value > 0 else -math.inf  # type: ignore[operator]
 
 
 def parse_length(value: object) -> int:
