@@ -154,3 +154,21 @@ def test_rack_scale_gpu_totals_written_as_tp_are_refused() -> None:
     # the rule is for rack-scale NVLink parts: a multi-node TP16 on H100 nodes is a real launch
     h100 = replace(row, system="h100_sxm", weight_dtype="fp8", moe_dtype="fp8")
     assert predict_row(replace(h100, layout=Layout(tp=16, moe_tp=16))).ttft_ms > 0
+
+
+def test_a_disaggregated_row_with_several_workers_of_each_pool_is_simulated() -> None:
+    # xPyD rows repeat one InstanceSpec per pool ([p] * workers): the simulation must take
+    # them (their results name them p#1, p#2, ...), as `accuracy --mode disagg --simulate` does
+    from dataclasses import replace
+
+    row = replace(
+        _row(16),
+        mode="disagg",
+        layout=None,
+        prefill_layout=Layout(tp=1),
+        decode_layout=Layout(tp=2),
+        prefill_workers=2,
+        decode_workers=3,
+    )
+    p = simulate_measured_row(row)
+    assert 0 < p.ttft_ms < 10_000 and 0 < p.tpot_ms < 1_000

@@ -124,12 +124,17 @@ def test_numpy_integers_are_numbers() -> None:
         {"exact": "no"},
         {"trace": "false"},
         {"ttft_slo_s": True},
-        {"instances": (_agg(name="x"), _agg(name="x"))},
     ],
 )
 def test_config_values_taken_by_truthiness_or_twice_are_refused(cfg_kw: dict) -> None:
     with pytest.raises(ConfigError):
         SimConfig(**{"instances": (_agg(),), **cfg_kw})
+
+
+def test_a_repeated_instance_name_is_told_apart_in_the_results() -> None:
+    res = simulate(SimConfig((_agg(name="x"), _agg(name="x"), _agg(name="y"))), _wl([0.0, 0.1]))
+    assert [i["name"] for i in res.summary()["instances"]] == ["x#1", "x#2", "y"]
+    assert set(res.request_table(labels=True)["p_inst"]) <= {"x#1", "x#2", "y"}
 
 
 @pytest.mark.parametrize(

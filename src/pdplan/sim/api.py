@@ -51,9 +51,10 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         preemptions=sim.preemptions,
         little_l=sim.area / total,
         instances=[
-            _inst_stats(i, total, w, d, sim.net.utilisation(i.idx, total))
-            for i, w, d in zip(
+            _inst_stats(i, label, total, w, d, sim.net.utilisation(i.idx, total))
+            for i, label, w, d in zip(
                 sim.inst,
+                instance_labels([i.spec.name for i in sim.inst]),
                 *_time_averages(
                     cols, len(sim.inst), total, sim.cfg, sim._out_of_batch, sim._detours
                 ),
@@ -71,13 +72,26 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
     )
 
 
+def instance_labels(names: list[str]) -> list[str]:
+    """Instance names for the results, told apart: a name several specs share (one spec
+    repeated: `(spec,) * 4`) gets '#1', '#2', ... in instance order; '' stays ''."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        if name and names.count(name) > 1:
+            seen[name] = seen.get(name, 0) + 1
+            name = f"{name}#{seen[name]}"
+        out.append(name)
+    return out
+
+
 def _inst_stats(
-    inst: Any, total: float, waiting: float, decoding: float, link: float
+    inst: Any, label: str, total: float, waiting: float, decoding: float, link: float
 ) -> dict[str, Any]:
     s = np.array(inst.samples, dtype=np.float64).reshape(-1, 5)  # (t, queued, run, kv, state)
     return {
         "index": inst.idx,
-        "name": inst.spec.name,
+        "name": label,
         "role": inst.role,
         "utilisation": inst.busy_s / total,
         "mean_queue": waiting,

@@ -122,10 +122,6 @@ def check_numbers(cfg: SimConfig) -> None:
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
     if not all(isinstance(i, InstanceSpec) for i in cfg.instances):
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
-    names = [i.name for i in cfg.instances if i.name]
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise ConfigError(f"instance names must differ: {', '.join(dup)} given twice")
     for name in ("exact", "trace"):
         if not isinstance(getattr(cfg, name), bool):
             raise ConfigError(f"{name}={getattr(cfg, name)!r} must be True or False")
