@@ -256,3 +256,13 @@ def test_empty_or_oversized_values_are_refused(
 ) -> None:
     rc, _, err = _run(capsys, *argv)
     _one_line_error(rc, err, part)
+
+
+def test_estimate_says_when_a_pool_has_more_instances_than_clients(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, out, err = _run(capsys, "estimate", "--mode", "disagg", "--prefill-workers", "1000",
+                        "--decode-workers", "1", "--json")  # fmt: skip
+    d = json.loads(out)
+    assert rc == 0 and "--prefill-workers 1,000 for 32 clients" in err
+    assert any("sit idle" in w for w in d["warnings"])

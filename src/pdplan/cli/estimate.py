@@ -86,6 +86,7 @@ def estimate_cmd(
         0 if sd is None else sd.draft_layers,
     )  # fmt: skip
     said += _warn_layouts(spec, g, lays, isl, osl)
+    said += _idle_workers(concurrency, prefill_workers, decode_workers)
     kw = {
         "isl": isl,
         "osl": osl,
@@ -166,6 +167,21 @@ def _warn_layouts(spec: Any, gpu: Any, lays: dict[str, Any], isl: int, osl: int)
     said = layout_warnings(spec, gpu, runs)
     for w in said:
         warn(w)
+    return said
+
+
+def _idle_workers(clients: int, prefill: int | None, decode: int | None) -> list[str]:
+    """More instances of a pool than clients: the rest can never hold a request (said, as
+    their GPUs still count in the per-GPU throughput)."""
+    said = []
+    for flag, n in (("--prefill-workers", prefill), ("--decode-workers", decode)):
+        if n is not None and n > clients:
+            said.append(
+                f"{flag} {n:,} for {clients:,} clients: at most {clients:,} of those instances "
+                "can hold a request at once; the others sit idle and count in the per-GPU "
+                "throughput"
+            )
+            warn(said[-1])
     return said
 
 
