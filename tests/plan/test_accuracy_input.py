@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.measured import MeasuredRow
-from pdplan.plan.accuracy import predict_row, run_accuracy, simulate_row
+from pdplan.plan.accuracy import predict_row, prediction_record, run_accuracy, simulate_row
 from pdplan.plan.accuracy_sim import simulate_measured_row
 
 NO_CONC = "row has no concurrency"
@@ -120,3 +121,32 @@ def test_unspecified_rows_are_skipped_and_the_others_predicted(
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(ConfigError, match="unknown mode 'bogus'; known: agg, disagg"):
         run_accuracy("never-read.csv", mode="bogus")
+
+
+@pytest.mark.parametrize("simulate", [False, True])
+@pytest.mark.parametrize("tpot_cell", ["", "0", "12.5"])
+def test_one_token_rows_are_judged_on_ttft_only(
+    tmp_path: Path, simulate: bool, tpot_cell: str
+) -> None:
+    # OSL 1 (a prefill-only benchmark): no inter-token time exists, clients report none / 0
+    one = dict(AGG, id="one", osl="1", silicon_tpot_ms=tpot_cell)
+    path = _write(tmp_path / "m.csv", [AGG, one])
+    preds: list = []
+    kw = {"predictor": simulate_row} if simulate else {}
+    rep = run_accuracy(path, collect=preds, **kw)
+    assert rep["predicted"] == 2 and rep["skipped"] == 0
+    by_id = {p.row.row_id: p for p in preds}
+    p = by_id["one"]
+    assert p.ttft_ms > 0 and math.isnan(p.tpot_ms) and math.isnan(p.tpot_ape)
+    stats = rep["agg"]["overall"]
+    assert stats["ttft_ape"]["n"] == 2 and stats["tpot_ape"]["n"] == 1  # TPOT of "ok" only
+    rec = prediction_record(p)
+    assert rec["measured_tpot_ms"] is None and rec["tpot_ape"] is None
+    assert rec["ttft_ape"] == pytest.approx(p.ttft_ape, abs=0.01)
+
+
+def test_a_row_whose_request_cannot_fit_says_by_how_much(tmp_path: Path) -> None:
+    # 8B on one H100 holds ~0.5M KV tokens; a 2M-token request cannot run: said with numbers
+    row = replace(_row(1, Layout(tp=1)), isl=2_000_000)
+    with pytest.raises(ConfigError, match=r"needs KV for 2,000,128 tokens .* short by [\d,]+"):
+        simulate_measured_row(row)

@@ -118,8 +118,9 @@ def _render(rep: dict, con: Any) -> None:
             groups += [(f"decoding {k}", v) for k, v in sec["by_decoding"].items()]
         for name, s in groups:
             a, b = s["ttft_ape"], s["tpot_ape"]
-            cells = (a["median"], a["p90"], b["median"], b["p90"])
-            t.add_row(name, str(a["n"]), *(f"{v:.1f}" for v in cells))
+            cells = (a.get("median"), a.get("p90"), b.get("median"), b.get("p90"))
+            # "-": no defined value (the TPOT of one-token rows)
+            t.add_row(name, str(a["n"]), *("-" if v is None else f"{v:.1f}" for v in cells))
         con.print(t)
     con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
     for s in rep["skipped_reasons"]:

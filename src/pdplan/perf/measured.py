@@ -107,7 +107,7 @@ class MeasuredRow:
     prefill_batch: int | None
     decode_batch: int | None
     ttft_ms: float
-    tpot_ms: float
+    tpot_ms: float  # NaN for a one-token output (OSL 1): no inter-token time exists
     source: str = ""  # silicon_data_source: where and how the row was measured (free text)
     # speculative decoding the row ran with, 'METHOD:K[:ACCEPTANCE]' or 'none' (optional
     # column spec_decode, checked by perf.spec_decode.parse_spec); '' = not recorded
@@ -232,8 +232,17 @@ def _ms(row: dict[str, str], key: str) -> float:
     return f
 
 
+def _tpot(row: dict[str, str], osl: int) -> float:
+    """silicon_tpot_ms; with one output token (OSL 1, a prefill-only benchmark) there is no
+    inter-token time, benchmark clients report none (vLLM's benchmark_serving.py: 0), so an
+    empty / 0 / any value reads as NaN and the row is judged on TTFT only."""
+    if osl == 1:
+        return math.nan
+    return _ms(row, "silicon_tpot_ms")
+
+
 def _parse(row: dict[str, str], line: int) -> MeasuredRow:
-    ttft, tpot = _ms(row, "silicon_ttft_ms"), _ms(row, "silicon_tpot_ms")
+    ttft = _ms(row, "silicon_ttft_ms")
     mode = row["mode"].strip().lower()
     mode = {"aggregated": "agg", "disaggregated": "disagg", "pd": "disagg"}.get(mode, mode)
     if mode not in ("agg", "disagg"):
@@ -241,6 +250,7 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if not isl or not osl:
         raise ValueError("isl and osl must be positive integers")
+    tpot = _tpot(row, osl)
     return MeasuredRow(
         line=line,
         row_id=row.get("id", "") or f"line{line}",

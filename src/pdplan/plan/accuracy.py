@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -63,7 +64,13 @@ class Prediction:
 
     @property
     def tpot_ape(self) -> float:
+        """NaN for a one-token row (MeasuredRow.tpot_ms NaN): judged on TTFT only."""
         return abs(self.tpot_ms - self.row.tpot_ms) / self.row.tpot_ms * 100.0
+
+
+def _r(x: float, nd: int) -> float | None:
+    """x rounded to nd places; None (an empty CSV cell, JSON null) where x is NaN."""
+    return None if math.isnan(x) else round(x, nd)
 
 
 def _spec_text(row: MeasuredRow) -> str:
@@ -97,9 +104,9 @@ def prediction_record(p: Prediction) -> dict[str, object]:
         "measured_ttft_ms": round(r.ttft_ms, 3),
         "predicted_ttft_ms": round(p.ttft_ms, 3),
         "ttft_ape": round(p.ttft_ape, 2),
-        "measured_tpot_ms": round(r.tpot_ms, 4),
-        "predicted_tpot_ms": round(p.tpot_ms, 4),
-        "tpot_ape": round(p.tpot_ape, 2),
+        "measured_tpot_ms": _r(r.tpot_ms, 4),
+        "predicted_tpot_ms": _r(p.tpot_ms, 4),
+        "tpot_ape": _r(p.tpot_ape, 2),
     }
 
 
@@ -167,7 +174,8 @@ def predict_row(row: MeasuredRow) -> Prediction:
     gpu = get_gpu(row.system)
     check_row_layouts(row, model, gpu)
     est = _agg(row, model, gpu) if row.mode == "agg" else _disagg(row, model, gpu)
-    return Prediction(row, est.ttft_s * 1e3, est.tpot_s * 1e3)
+    tpot = est.tpot_s * 1e3 if row.osl > 1 else math.nan  # one token: no inter-token time
+    return Prediction(row, est.ttft_s * 1e3, tpot)
 
 
 def simulate_row(row: MeasuredRow, client: str = "fixed") -> Prediction:
@@ -179,7 +187,9 @@ def simulate_row(row: MeasuredRow, client: str = "fixed") -> Prediction:
 
 
 def _stats(values: list[float]) -> dict[str, float | int]:
+    """n / median / p90 of the defined values (NaN: a one-token row's TPOT, left out)."""
     a = np.asarray(values, dtype=float)
+    a = a[~np.isnan(a)]
     if a.size == 0:
         return {"n": 0}
     return {"n": int(a.size), "median": float(np.median(a)), "p90": float(np.percentile(a, 90))}

@@ -160,7 +160,19 @@ def simulate_measured_row(
         handoff_s=cm.eff.pd_handoff_s,
     )
     ttft = out["ttft_s"]["mean"]
-    tpot = out["tpot_s"]["mean"]
-    if not (math.isfinite(ttft) and math.isfinite(tpot)):
-        raise ConfigError("simulation finished no request (KV capacity too small for one?)")
+    tpot = out["tpot_s"]["mean"] if row.osl > 1 else math.nan  # one token: no inter-token time
+    if not (math.isfinite(ttft) and (row.osl == 1 or math.isfinite(tpot))):
+        raise ConfigError(_no_request_reason(instances, row))
     return Prediction(row, ttft * 1e3, tpot * 1e3)
+
+
+def _no_request_reason(instances: list[InstanceSpec], row: MeasuredRow) -> str:
+    """Why a simulated row finished no request: an instance's KV room against one request's."""
+    need = row.isl + row.osl
+    cap = min(s.kv_capacity_tokens for s in instances)
+    if cap < need:
+        return (
+            f"one request needs KV for {need:,} tokens (ISL + OSL) but an instance holds "
+            f"{cap:,}: short by {need - cap:,} tokens"
+        )
+    return "simulation finished no request"
