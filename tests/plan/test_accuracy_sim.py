@@ -172,3 +172,32 @@ def test_a_disaggregated_row_with_several_workers_of_each_pool_is_simulated() ->
     )
     p = simulate_measured_row(row)
     assert 0 < p.ttft_ms < 10_000 and 0 < p.tpot_ms < 1_000
+
+
+def test_vllm_serves_an_nvfp4_checkpoint_with_its_fp8_kv_from_0_14() -> None:
+    from dataclasses import replace
+
+    from pdplan.plan.accuracy import kv_dtype_for
+
+    # vllm-project/vllm#30785: an unset --kv-cache-dtype takes hf_quant_config.json's
+    # kv_cache_quant_algo (FP8 in NVIDIA's NVFP4 exports) from release 0.14
+    nv = replace(_row(8), model_path="MiniMaxAI/MiniMax-M2.5", weight_dtype="fp4",
+                 moe_dtype="fp4", system="b200_sxm", version="0.19.0")  # fmt: skip
+    assert kv_dtype_for(nv) == "fp8"
+    assert kv_dtype_for(replace(nv, version="nightly-5b8c30d6")) == "fp8"  # read as recent
+    assert kv_dtype_for(replace(nv, version="v0.14.0")) == "fp8"
+    assert kv_dtype_for(replace(nv, version="0.12.0")) == "bf16"  # before the change
+    assert kv_dtype_for(replace(nv, weight_dtype="fp8", moe_dtype="fp8")) == "bf16"
+    assert kv_dtype_for(replace(nv, system="mi355x")) == "bf16"  # not an NVIDIA export
+    assert kv_dtype_for(replace(nv, model_path="openai/gpt-oss-120b", system="h100_sxm")) == "bf16"
+    # the FP8 cache holds twice the tokens of the BF16 one it replaces
+    fp8 = _kv_tokens(nv)
+    bf16 = _kv_tokens(replace(nv, version="0.12.0"))
+    assert fp8 == pytest.approx(2 * bf16, rel=0.01)
+
+
+def _kv_tokens(row: MeasuredRow) -> int:
+    """KV tokens of the row's simulated instance."""
+    from pdplan.plan.accuracy_sim import _instances
+
+    return _instances(row, None)[0][0].kv_capacity_tokens

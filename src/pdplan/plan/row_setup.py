@@ -42,8 +42,10 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     Blackwell (not H100 / H200); its other vLLM recipes changed over time (MiniMax-M2.5 and
     Kimi-K2.5 gained FP8 KV in later versions), so those keep the default. AMD's "-FP8-KV"
     checkpoints (amd/Llama-3.3-70B-Instruct-FP8-KV) carry KV-cache scales and are served with
-    an FP8 cache."""
+    an FP8 cache. So do NVIDIA's NVFP4 checkpoints under vLLM from 0.14 (_vllm_checkpoint_fp8)."""
     if row.model_path.strip().lower().endswith("-fp8-kv"):
+        return "fp8"
+    if _vllm_checkpoint_fp8(row):
         return "fp8"
     if row.backend == "trtllm" and row.weight_dtype in ("fp8", "fp4", "mxfp4"):
         return "fp8"
@@ -55,6 +57,39 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     if row.backend == "vllm" and is_inferencemax(row) and "gpt-oss" in row.model_path.lower():
         return "fp8" if is_blackwell(row) else "bf16"
     return "bf16"
+
+
+# vLLM release from which an unset --kv-cache-dtype takes the checkpoint's KV quantisation:
+# vllm-project/vllm#30785 (merged 2025-12-16) resolves it from hf_quant_config.json's
+# kv_cache_quant_algo when CacheConfig is built, "exactly like you explicitly passed
+# --kv-cache-dtype"; the first release cut after the merge is 0.14 (January 2026).
+VLLM_CHECKPOINT_KV_FROM = (0, 14)
+
+
+def _vllm_checkpoint_fp8(row: MeasuredRow) -> bool:
+    """A vLLM row on an NVIDIA GPU serving an NVFP4 checkpoint whose FP8 KV directive vLLM
+    honours: FP4 weights there are NVIDIA's ModelOpt NVFP4 exports (nvidia/*-NVFP4), whose
+    hf_quant_config.json writes kv_cache_quant_algo FP8 (ModelOpt's default KV format for
+    NVFP4); gpt-oss's MXFP4 checkpoint carries no such directive. An unknown version (a
+    nightly, a blank) is read as recent."""
+    if row.backend != "vllm" or row.weight_dtype != "fp4" or "gpt-oss" in row.model_path.lower():
+        return False
+    try:
+        if get_gpu(row.system).vendor.lower() != "nvidia":
+            return False
+    except PdplanError:
+        return False
+    ver = _release(row.version)
+    return ver is None or ver >= VLLM_CHECKPOINT_KV_FROM
+
+
+def _release(version: str) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as '0.19.0' / 'v0.15.1'; None if it names
+    none (a nightly build, a blank)."""
+    parts = version.strip().lstrip("vV").split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return None
+    return int(parts[0]), int(parts[1])
 
 
 def _sglang_dsa_fp8(row: MeasuredRow) -> bool:
