@@ -45,3 +45,14 @@ def test_an_unknown_simulator_option_is_a_named_error() -> None:
     wl = synthesize(n=10, rate=1.0)
     with pytest.raises(ConfigError, match=r"unknown SimConfig option.*bogus"):
         simulate_deployment("llama-3.1-8b", "h100", "tp1", wl, bogus=1)
+
+
+def test_tensorrt_llm_aggregated_pools_reserve_whole_outputs() -> None:
+    # GUARANTEED_NO_EVICT is an aggregated / decode admission policy of TensorRT-LLM only:
+    # its agg pools get it, vLLM's do not, and prefill / decode pools never carry the flag
+    trt = build_cluster("llama-3.1-8b", "h100-sxm", "tp1x2", "trtllm").instances
+    assert [s.kv_reserve_output for s in trt] == [True, True]
+    vllm = build_cluster("llama-3.1-8b", "h100-sxm", "tp1x2", "vllm").instances
+    assert not any(s.kv_reserve_output for s in vllm)
+    pd = build_cluster("llama-3.1-8b", "h100-sxm", "1P:tp1,1D:tp1", "trtllm").instances
+    assert not any(s.kv_reserve_output for s in pd)

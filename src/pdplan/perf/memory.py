@@ -13,10 +13,12 @@ from pdplan.perf.efficiency import canonical_engine
 
 __all__ = [
     "ENGINE_KV_MEMORY",
+    "ENGINE_RESERVES_OUTPUT_KV",
     "GiB",
     "MemoryPlan",
     "draft_head_bytes",
     "engine_kv_memory",
+    "engine_reserves_output_kv",
     "kv_bytes_per_token_per_gpu",
     "plan_memory",
     "weight_bytes_per_gpu",
@@ -40,6 +42,25 @@ ENGINE_KV_MEMORY: dict[str, tuple[float, bool]] = {
     "sglang": (DEFAULT_MEM_FRACTION, False),
     "trtllm": (0.90, True),
 }
+
+
+# Engines that admit a prompt only when its whole output's KV is free beside what the running
+# requests reserved (sim.InstanceSpec.kv_reserve_output): TensorRT-LLM's default capacity
+# scheduler policy GUARANTEED_NO_EVICT (tensorrt_llm/llmapi/llm_args.py SchedulerConfig;
+# "guarantees that a started request is never evicted"). vLLM admits on the prompt's blocks and
+# preempts the newest request when decodes fill the cache (vllm/v1/core/sched/scheduler.py);
+# SGLang admits on the prompt plus a decaying estimate of the outputs (new_token_ratio) and
+# retracts on overflow.
+ENGINE_RESERVES_OUTPUT_KV = frozenset({"trtllm"})
+
+
+def engine_reserves_output_kv(engine: str) -> bool:
+    """Does `engine` reserve each request's whole output KV at admission (an alias answers
+    for its engine; an unknown engine does not)?"""
+    try:
+        return canonical_engine(engine) in ENGINE_RESERVES_OUTPUT_KV
+    except ConfigError:
+        return False
 
 
 def engine_kv_memory(engine: str) -> tuple[float, bool]:

@@ -11,7 +11,7 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.measured import MeasuredRow
-from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.perf.memory import engine_kv_memory, engine_reserves_output_kv, plan_memory
 from pdplan.plan.accuracy import (
     Prediction,
     check_row_deployment,
@@ -98,6 +98,7 @@ def _instance(
         gpus=lay.gpus,
         recv_interval=recv_interval(row) if role == "agg" else 1,
         ctx_gate=row_gate(row) if role == "agg" else None,
+        kv_reserve_output=role == "agg" and engine_reserves_output_kv(row.backend),
         # as `pdplan kv` times a transfer: line rate x KV_PATHS' efficiency, and only the GPUs
         # that hold a distinct shard of one request's KV send it
         nic_bytes_per_s=gpu.nic_bytes_per_s * KV_PATHS["nic"]["efficiency"],

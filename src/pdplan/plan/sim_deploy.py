@@ -15,7 +15,7 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
-from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.perf.memory import engine_kv_memory, engine_reserves_output_kv, plan_memory
 from pdplan.perf.spec_decode import SpecCostModel, SpecDecode, parse_spec
 from pdplan.sim import Arrivals, InstanceSpec, Pool, SimConfig, SimResult, build_instances
 from pdplan.sim import simulate as run_sim
@@ -105,6 +105,8 @@ def build_cluster(
         kw["prefill_token_budget"] = chunk
     if max_batch:
         kw["max_batch"] = max_batch  # else the engine's max sequences (x DP ranks)
+    if engine_reserves_output_kv(engine):
+        kw["kv_reserve_output"] = True  # aggregated pools (build_instances drops it elsewhere)
     instances = build_instances(
         list(pools),
         make,

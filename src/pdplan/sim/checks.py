@@ -85,6 +85,13 @@ def check_instance(spec: InstanceSpec) -> None:
             )
         if spec.recv_interval > 1:
             raise ConfigError("ctx_gate and recv_interval > 1 cannot be combined on one instance")
+    if not isinstance(spec.kv_reserve_output, bool):
+        raise ConfigError(f"kv_reserve_output={spec.kv_reserve_output!r} must be True or False")
+    if spec.role != "agg" and spec.kv_reserve_output:
+        raise ConfigError(
+            f"kv_reserve_output is modelled on aggregated instances only, not on a {spec.role} "
+            "instance"
+        )
     if spec.role != "agg" and (spec.ctx_gate is not None or spec.recv_interval > 1):
         raise ConfigError(
             f"ctx_gate and recv_interval > 1 are modelled on aggregated instances only (the "

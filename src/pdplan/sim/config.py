@@ -64,6 +64,11 @@ class InstanceSpec:
         instances only, and not with recv_interval > 1.
     recv_interval > 1 applies to aggregated instances only (a prefill or decode role takes
     arrivals at its next step).
+    kv_reserve_output: a prompt is admitted only when its KV and its whole output's fit beside
+        what the running requests already reserved, so decodes never run out of KV and nothing
+        is preempted (TensorRT-LLM's default capacity scheduler, GUARANTEED_NO_EVICT); False =
+        admit on the prompt's KV and preempt when decodes fill the cache (vLLM, SGLang).
+        Aggregated instances only.
     """
 
     role: str
@@ -82,6 +87,7 @@ class InstanceSpec:
     recv_interval: int = 1
     kv_senders: int = 0
     ctx_gate: ContextGate | None = None
+    kv_reserve_output: bool = False
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

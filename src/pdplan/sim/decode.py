@@ -284,6 +284,8 @@ class DecodeMixin:
             used = base + K  # its KV: ctx0 + (K - K at its join)
             self.C -= used
             self.kv_used -= used
+            if self.kv_full >= 0:  # its reservation (kv_reserve_output) is free again
+                self.kv_full -= r.inp[rid] + r.out[rid]
             self.B -= 1
             del self.running[rid]
             r.gen[rid] = o

@@ -233,6 +233,8 @@ def build_instances(
         if kv_senders is not None and "kv_senders" not in kw:
             kw["kv_senders"] = kv_senders(pool.layout)
         _engine_defaults(kw, model, chunked and pool.role == "agg")
+        if pool.role != "agg":
+            kw.pop("kv_reserve_output", None)  # an admission policy of aggregated instances
         g = pool.layout.gpus
         for _ in range(pool.count):
             k = per_role[pool.role] = per_role.get(pool.role, -1) + 1

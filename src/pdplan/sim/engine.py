@@ -38,7 +38,8 @@ class Instance(
         "B C K _affine _kink _end_pf_cb _kvb _net_start _pf_cache _started burst burst_carry "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh gate gate_K "
         "gate_ranks gate_tokens heap holds idx "
-        "in_run inbox inflight itl_put join_stall jq kv_used layerwise loop model next_role "
+        "in_run inbox inflight itl_put join_stall jq kv_full kv_used layerwise loop model "
+        "next_role "
         "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
         "running samples "
         "seq sim spec stall swap_s swapped tK tracer ver ".split()
@@ -66,6 +67,8 @@ class Instance(
         self.running: dict[int, None] = {}
         self.K, self.tK, self.B, self.C = 0, 0.0, 0, 0
         self.kv_used = 0  # tokens reserved or written
+        # prompt + whole output of the admitted requests (spec.kv_reserve_output), else -1
+        self.kv_full = 0 if spec.kv_reserve_output else -1
         self.inflight = 0  # KV transfers into this instance
         self.prefilling = 0  # prompts started but not finished
         self._started: set[int] = set()  # prompts with KV reserved here
@@ -172,6 +175,8 @@ class Instance(
         if self.B + self.prefilling >= self.spec.max_batch:
             return False
         nxt = self.role != "prefill"  # its next token's slot, unless its KV leaves
+        if self.kv_full >= 0 and self.kv_full + r.inp[rid] + r.out[rid] > self.cap:
+            return False  # its whole output's KV is not free (kv_reserve_output)
         return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + nxt <= self.cap
 
     # ---- prefill ---------------------------------------------------------------------------
@@ -197,6 +202,11 @@ class Instance(
                     break
                 if self.kv_used + todo + done + self.B + (role != "prefill") > self.cap:
                     break  # + its next token, unless its KV leaves for a decode instance
+                if self.kv_full >= 0:  # kv_reserve_output: its whole output must fit too
+                    full = r.inp[rid] + r.out[rid]
+                    if self.kv_full + full > self.cap:
+                        break
+                    self.kv_full += full
                 self.kv_used += todo + done
                 started.add(rid)
                 self.prefilling += 1

@@ -35,6 +35,8 @@ class PreemptMixin:
         """A swapped-out request's KV comes back over PCIe; it joins at the next boundary
         (the caller kicks the instance), after the swap-in step."""
         self.swapped.discard(rid)
+        if self.kv_full >= 0:
+            self.kv_full += self.sim.req.inp[rid] + self.sim.req.out[rid]
         self.swap_s += self._pcie_s(need)
         self.ready.append(rid)
 
@@ -75,6 +77,8 @@ class PreemptMixin:
         heapify(fin)
         self.C -= used
         self.kv_used -= used
+        if self.kv_full >= 0:  # its reservation goes with it (taken again on re-admission)
+            self.kv_full -= r.inp[rid] + r.out[rid]
         self.B -= 1
         del self.running[rid]
         r.gen[rid] += done
