@@ -40,7 +40,8 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     GLM-5, Qwen3.5; not its BF16 Qwen3.5 ones, and only for some models on H200 and AMD parts,
     which keep the default), and `kv-cache-dtype: fp8` in its vLLM gpt-oss recipes on
     Blackwell (not H100 / H200); its other vLLM recipes changed over time (MiniMax-M2.5 and
-    Kimi-K2.5 gained FP8 KV in later versions), so those keep the default. AMD's "-FP8-KV"
+    Kimi-K2.5 gained `--kv-cache-dtype fp8` in later versions) and the rows do not say which
+    ran, so their FP8 / BF16 checkpoints keep the default. AMD's "-FP8-KV"
     checkpoints (amd/Llama-3.3-70B-Instruct-FP8-KV) carry KV-cache scales and are served with
     an FP8 cache. So do NVIDIA's NVFP4 checkpoints under vLLM from 0.14 (_vllm_checkpoint_fp8)."""
     if row.model_path.strip().lower().endswith("-fp8-kv"):
