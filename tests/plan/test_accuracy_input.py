@@ -150,3 +150,15 @@ def test_a_row_whose_request_cannot_fit_says_by_how_much(tmp_path: Path) -> None
     row = replace(_row(1, Layout(tp=1)), isl=2_000_000)
     with pytest.raises(ConfigError, match=r"needs KV for 2,000,128 tokens .* short by [\d,]+"):
         simulate_measured_row(row)
+
+
+@pytest.mark.parametrize("predict", [predict_row, simulate_measured_row])
+def test_rows_report_how_full_their_clients_would_fill_the_kv_pool(predict: object) -> None:
+    # 8B BF16 on one H100 holds ~0.4-0.5M KV tokens: 4 clients of 1,152 tokens use ~1 %,
+    # 512 clients of 9,000 tokens (4.6M) overfill it ~10x
+    light = predict(_row(4, Layout(tp=1)))  # type: ignore[operator]
+    heavy = predict(replace(_row(512, Layout(tp=1)), isl=8000, osl=1000))  # type: ignore[operator]
+    assert 0.005 < light.kv_use < 0.02
+    assert heavy.kv_use > 5
+    assert light.kv_tokens == heavy.kv_tokens > 0  # a full-attention model: one pool size
+    assert prediction_record(heavy)["kv_use"] == pytest.approx(heavy.kv_use, abs=1e-3)

@@ -57,6 +57,16 @@ class Prediction:
     row: MeasuredRow
     ttft_ms: float
     tpot_ms: float
+    # KV tokens the deployment holds for running requests (aggregated or decode instances, all
+    # of them together); 0 = not known
+    kv_tokens: int = 0
+
+    @property
+    def kv_use(self) -> float:
+        """C x (ISL + OSL) over kv_tokens: above 1 not every client's whole request fits at
+        once, so clients queue for KV or are preempted (NaN when kv_tokens is not known)."""
+        c = self.row.concurrency or 0
+        return c * (self.row.isl + self.row.osl) / self.kv_tokens if self.kv_tokens else math.nan
 
     @property
     def ttft_ape(self) -> float:
@@ -107,6 +117,7 @@ def prediction_record(p: Prediction) -> dict[str, object]:
         "measured_tpot_ms": _r(r.tpot_ms, 4),
         "predicted_tpot_ms": _r(p.tpot_ms, 4),
         "tpot_ape": _r(p.tpot_ape, 2),
+        "kv_use": _r(p.kv_use, 3),  # > 1: the clients' whole requests overfill the KV pool
     }
 
 
@@ -115,7 +126,7 @@ def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> C
     return row_cost_model(row, model, gpu, layout, eff)
 
 
-def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
+def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate, int]:
     if row.layout is None or not row.concurrency:  # refused by check_row_deployment first
         raise ConfigError("aggregated row without a layout or a concurrency")
     frac, of_free = engine_kv_memory(row.backend)
@@ -132,30 +143,31 @@ def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
         of_free=of_free,
         draft_layers=draft_layers(cm),
     )
-    return estimate_agg(
+    est = estimate_agg(
         cm,
         row.isl,
         row.osl,
         row.concurrency,
         kv_capacity_tokens=mem.kv_capacity_tokens,
     )
+    return est, mem.kv_capacity_tokens
 
 
-def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
+def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate, int]:
     pl, dl, conc = row.prefill_layout, row.decode_layout, row.concurrency
     if pl is None or dl is None or not conc:  # refused by check_row_deployment first
         raise ConfigError("disaggregated row without layouts or a concurrency")
     kvd = kv_dtype_for(row)
     frac, of_free = engine_kv_memory(row.backend)
     for lay, ctx in ((pl, row.isl), (dl, row.isl + row.osl)):  # each pool must hold its model
-        plan_memory(
+        mem = plan_memory(
             model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, context=ctx,
             mem_fraction=frac, of_free=of_free,
         )  # fmt: skip
     xfer = kv_transfer(
         model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic", prefill_layout=pl, decode_layout=dl
     )
-    return estimate_disagg(
+    est = estimate_disagg(
         _cost(row, model, gpu, pl),
         _cost(row, model, gpu, dl),
         row.isl,
@@ -165,6 +177,7 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> Estimate:
         n_decode=row.decode_workers,
         kv_transfer_s=xfer.time_s,
     )
+    return est, mem.kv_capacity_tokens * row.decode_workers  # the decode pool's (last plan)
 
 
 def predict_row(row: MeasuredRow) -> Prediction:
@@ -173,9 +186,9 @@ def predict_row(row: MeasuredRow) -> Prediction:
     model = get_model(row.model_path)
     gpu = get_gpu(row.system)
     check_row_layouts(row, model, gpu)
-    est = _agg(row, model, gpu) if row.mode == "agg" else _disagg(row, model, gpu)
+    est, kv = _agg(row, model, gpu) if row.mode == "agg" else _disagg(row, model, gpu)
     tpot = est.tpot_s * 1e3 if row.osl > 1 else math.nan  # one token: no inter-token time
-    return Prediction(row, est.ttft_s * 1e3, tpot)
+    return Prediction(row, est.ttft_s * 1e3, tpot, kv_tokens=kv)
 
 
 def simulate_row(row: MeasuredRow, client: str = "fixed") -> Prediction:

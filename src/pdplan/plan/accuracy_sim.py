@@ -164,7 +164,8 @@ def simulate_measured_row(
     tpot = out["tpot_s"]["mean"] if row.osl > 1 else math.nan  # one token: no inter-token time
     if not (math.isfinite(ttft) and (row.osl == 1 or math.isfinite(tpot))):
         raise ConfigError(_no_request_reason(instances, row))
-    return Prediction(row, ttft * 1e3, tpot * 1e3)
+    kv = sum(s.kv_capacity_tokens for s in instances if s.role != "prefill")
+    return Prediction(row, ttft * 1e3, tpot * 1e3, kv_tokens=kv)
 
 
 def _no_request_reason(instances: list[InstanceSpec], row: MeasuredRow) -> str:
