@@ -63,7 +63,9 @@ def kv_dtype_for(row: MeasuredRow) -> str:
 # vLLM release from which an unset --kv-cache-dtype takes the checkpoint's KV quantisation:
 # vllm-project/vllm#30785 (merged 2025-12-16) resolves it from hf_quant_config.json's
 # kv_cache_quant_algo when CacheConfig is built, "exactly like you explicitly passed
-# --kv-cache-dtype"; the first release cut after the merge is 0.14 (January 2026).
+# --kv-cache-dtype" (by February 2026 vllm#34752 lists the unset case as working). 0.14
+# (January 2026) is taken as the first release carrying it: 0.13 was cut about the merge date,
+# so its rows are read as before it.
 VLLM_CHECKPOINT_KV_FROM = (0, 14)
 
 
