@@ -254,6 +254,8 @@ def preset_dict(spec: ModelSpec, hf_id: str, dtype: str | None, stem: str) -> di
     if spec.ffn_types:
         d["ffn_pattern"] = _compact(_cycle(spec.ffn_types))
     d["weight_dtype"] = dtype or spec.weight_dtype
+    if dtype:  # another release than the source copy (deepseek-v3.1): not the copy's KV dtype
+        d.pop("kv_cache_dtype", None)
     return d
 
 

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pdplan.catalog.hf_geom import gemma_defaults
-from pdplan.catalog.hf_quant import split_expert_dtype, weight_dtype_from_config
+from pdplan.catalog.hf_quant import (
+    kv_dtype_from_config,
+    split_expert_dtype,
+    weight_dtype_from_config,
+)
 from pdplan.catalog.hf_validate import check_config_numbers
 from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
 from pdplan.errors import ConfigError, InputError
@@ -300,4 +305,6 @@ def model_from_hf_config(
             if t.get(key) is not None:
                 raise r.fail(f"unsupported {what} ({key})")
     spec = (family or _build)(r, quant, name or hf_id or arch, hf_id or "", arch)
-    return split_expert_dtype(spec, quant, r.opt("torch_dtype", "dtype"), r.fail)
+    spec = split_expert_dtype(spec, quant, r.opt("torch_dtype", "dtype"), r.fail)
+    kv = kv_dtype_from_config(quant)
+    return replace(spec, kv_cache_dtype=kv) if kv else spec

@@ -11,7 +11,12 @@ from typing import Any
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError
 
-__all__ = ["attention_unquantized", "split_expert_dtype", "weight_dtype_from_config"]
+__all__ = [
+    "attention_unquantized",
+    "kv_dtype_from_config",
+    "split_expert_dtype",
+    "weight_dtype_from_config",
+]
 
 # quant_method / quant_algo spellings -> our dtype names (DTYPE_BYTES keys in model_spec.py)
 _METHODS: dict[str, str] = {
@@ -151,3 +156,24 @@ def split_expert_dtype(
     if base == spec.weight_dtype:
         return spec
     return replace(spec, weight_dtype=base, moe_weight_dtype=spec.weight_dtype)
+
+
+def kv_dtype_from_config(quant: Mapping[str, Any] | None) -> str | None:
+    """The KV-cache dtype a checkpoint asks for, or None (the model's dtype): ModelOpt's
+    hf_quant_config `kv_cache_quant_algo: FP8` (nvidia/*-NVFP4, *-FP8 exports) or a
+    compressed-tensors / ModelOpt `kv_cache_scheme` of 8-bit floats ({num_bits: 8, type:
+    float}; e.g. nvidia/MiniMax-M2.5-NVFP4's config.json). Engines serve it so when no KV dtype
+    is given: vLLM from 0.14 (vllm-project/vllm#30785), TensorRT-LLM from the checkpoint's
+    quant config."""
+    if not quant:
+        return None
+    algo = quant.get("kv_cache_quant_algo")
+    if isinstance(algo, str) and algo.lower() in ("fp8", "fp8_e4m3"):
+        return "fp8"
+    scheme = quant.get("kv_cache_scheme")
+    if isinstance(scheme, str) and scheme.lower() in ("fp8", "fp8_e4m3"):
+        return "fp8"
+    if isinstance(scheme, Mapping) and scheme.get("num_bits") == 8:
+        if str(scheme.get("type", "float")).lower() == "float":
+            return "fp8"
+    return None

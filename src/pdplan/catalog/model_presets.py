@@ -869,6 +869,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         },
         "max_position_embeddings": 262144,
         "moe_weight_dtype": "fp4",
+        "kv_cache_dtype": "fp8",
         "weight_dtype": "bf16",
     },
     "kimi-k2.7-code": {
@@ -906,6 +907,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         },
         "max_position_embeddings": 262144,
         "moe_weight_dtype": "fp4",
+        "kv_cache_dtype": "fp8",
         "weight_dtype": "bf16",
     },
     "qwen3.6-27b": {
@@ -932,6 +934,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         "attn_output_gate": True,
         "num_mtp_layers": 1,
         "layer_pattern": ["linear", "linear", "linear", "full"],
+        "kv_cache_dtype": "fp8",
         "weight_dtype": "fp4",
     },
     "qwen3.6-35b-a3b": {
@@ -1365,6 +1368,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         "ffn_gated": False,
         "layer_pattern": "linear none linear none linear none linear full none linear none linear none linear none linear full none linear none linear none linear none linear full none linear none linear none linear none linear none linear full none linear none linear none linear none linear none linear full none linear none linear none linear none linear none linear full none linear none linear none linear none linear none linear full none linear none linear none linear none linear full none linear none",
         "ffn_pattern": "none moe none moe none moe none none moe none moe none moe none moe none none moe none moe none moe none moe none none moe none moe none moe none moe none moe none none moe none moe none moe none moe none moe none none moe none moe none moe none moe none moe none none moe none moe none moe none moe none moe none none moe none moe none moe none moe none none moe none moe",
+        "kv_cache_dtype": "fp8",
         "weight_dtype": "fp8",
     },
     "nemotron-3-ultra-550b-a55b": {

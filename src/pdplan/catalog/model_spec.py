@@ -76,6 +76,15 @@ class ModelSpec(KVCacheMixin):
     k_eq_v: bool = False  # full layers project one K=V head set (Gemma 4 attention_k_eq_v)
     sliding_attn: AttnGeom | None = None  # window layers' own head geometry, if different
     index: IndexSpec | None = None  # indexer of "sparse" GQA layers
+    # KV-cache dtype the checkpoint asks for (its quantization config's KV directive:
+    # catalog.hf_quant.kv_dtype_from_config); None = the model's dtype (BF16)
+    kv_cache_dtype: str | None = None
+
+    @property
+    def serving_kv_dtype(self) -> str:
+        """The KV dtype an engine serves this checkpoint with when none is given: its KV
+        directive (FP8 in NVIDIA's NVFP4 / FP8 exports), else BF16."""
+        return self.kv_cache_dtype or "bf16"
 
     def __post_init__(self) -> None:
         from pdplan.errors import ConfigError

@@ -31,7 +31,11 @@ def render(out: dict[str, Any]) -> Any:
                 f"{num(out['output_tokens_per_s_per_gpu'])} output tok/s/GPU",
             ),
             ("mean decode batch", f"{e['decode_batch']:.1f}"),
-            ("KV capacity", f"{out['memory']['kv_capacity_tokens']:,} tokens per instance"),
+            (
+                "KV capacity",
+                f"{out['memory']['kv_capacity_tokens']:,} tokens per instance "
+                f"({out['memory']['kv_dtype']} KV)",
+            ),
             ("KV-limited", str(e["kv_limited"])),
         ]
         if out["mode"] == "disagg":

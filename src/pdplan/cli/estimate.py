@@ -44,7 +44,9 @@ def estimate_cmd(
     weight_dtype: str | None = typer.Option(
         None, help="bf16, fp8, fp4 (NVFP4), mxfp4, int4, w4a8 (default: checkpoint)"
     ),
-    kv_dtype: str = typer.Option("bf16", help="KV cache dtype: bf16, fp8"),
+    kv_dtype: str | None = typer.Option(
+        None, help="KV cache dtype: bf16, fp8 (default: the checkpoint's KV directive, else bf16)"
+    ),
     rounds: float | None = typer.Option(
         None,
         min=1.0,
@@ -77,6 +79,7 @@ def estimate_cmd(
         },
     )
     spec, g = get_model(model), get_gpu(gpu)
+    kv_dtype = kv_dtype or spec.serving_kv_dtype  # as engines serve it when none is given
     said = [w for w in [context_warning(spec, isl + osl, "a request")] if w]
     given = {"--prefill-layout": prefill_layout, "--decode-layout": decode_layout}
     needs = _kv_needs(isl, osl, concurrency, decode_workers or 1)

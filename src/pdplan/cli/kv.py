@@ -27,7 +27,9 @@ _TRANSIT_HELP = "send the KV in a narrower dtype (fp8, fp4, ...)"
 def kv_cmd(
     model: str = typer.Option("llama-3.1-70b", "--model", "-m", help="model name or config.json"),
     tokens: int = typer.Option(4000, "--tokens", "-n", help="prompt tokens to transfer"),
-    kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype (bf16, fp8, ...)"),
+    kv_dtype: str | None = typer.Option(
+        None, "--kv-dtype", help="KV cache dtype (bf16, fp8, ...; default: the checkpoint's)"
+    ),
     transit_dtype: str | None = typer.Option(None, "--transit-dtype", help=_TRANSIT_HELP),
     path: str = typer.Option("nic", "--path", help="nic | nvlink | pcie"),
     gpu: str | None = typer.Option(None, "--gpu", "-g", help="GPU whose link rates to use"),
@@ -44,6 +46,7 @@ def kv_cmd(
     if link_gbps is not None and not 0 < link_gbps < math.inf:  # nan fails both comparisons
         raise ConfigError(f"--link-gbps={link_gbps} must be a finite line rate > 0 Gb/s")
     spec = get_model(model)
+    kv_dtype = kv_dtype or spec.serving_kv_dtype  # its KV directive (NVFP4 exports: fp8), else bf16
     gspec = None
     if gpu:
         from pdplan.catalog.gpus import get_gpu

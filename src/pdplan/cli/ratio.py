@@ -71,6 +71,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.plan.ratio_qps import qps_dependence
 
     spec, gpu, picked = get_model(opts["model"]), get_gpu(opts["gpu"]), []
+    opts["kv_dtype"] = opts["kv_dtype"] or spec.serving_kv_dtype  # else DEFAULT_KV_DTYPE
     said = lengths_context_warning(spec, opts["isl"], opts["osl"], lens)
     lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked, said)
     loaded = loaded_prefill_fn(cm_p)  # P at load: prompts packed to the token budget (H4/H5)
@@ -200,7 +201,9 @@ def ratio_cmd(
         None, "--engine", help=f"engine efficiency set (default {DEFAULT_ENGINE})"
     ),
     kv_dtype: str | None = typer.Option(
-        None, "--kv-dtype", help=f"KV cache dtype (default {DEFAULT_KV_DTYPE})"
+        None,
+        "--kv-dtype",
+        help=f"KV cache dtype (default: the checkpoint's KV directive, else {DEFAULT_KV_DTYPE})",
     ),
     spec_decode: str | None = typer.Option(
         None, "--spec-decode", help="decode drafts METHOD:K[:ACCEPTANCE], e.g. mtp:3"
@@ -235,7 +238,7 @@ def ratio_cmd(
             "decode_layout": decode_layout, "isl": SEED_ISL if isl is None else isl,
             "osl": SEED_OSL if osl is None else osl, "rho": rho, "qps": qps,
             "tpot": DEFAULT_TPOT_S if tpot is None else tpot, "rates": _rates(rates),
-            "kv_dtype": kv_dtype or DEFAULT_KV_DTYPE, "spec_decode": spec_decode}  # fmt: skip
+            "kv_dtype": kv_dtype, "spec_decode": spec_decode}  # fmt: skip
     if importlib.util.find_spec("pdplan.perf.costmodel") is None:
         note = "cost model not available: using the seed's P=8000, D=2000 tok/s/GPU"
         data = _numbers_mode(opts["isl"], opts["osl"], SEED_P, SEED_D, rho, qps, note)

@@ -163,7 +163,9 @@ def register(app: typer.Typer) -> None:
             "--weight-dtype",
             help="bf16, fp8, fp4 (NVFP4), mxfp4, int4, w4a8 (default: the model's)",
         ),
-        kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="KV cache dtype: bf16, fp8"),
+        kv_dtype: str = typer.Option(
+            None, "--kv-dtype", help="KV cache dtype: bf16, fp8 (default: the checkpoint's)"
+        ),
         spec_decode: str = typer.Option(
             None,
             "--spec-decode",

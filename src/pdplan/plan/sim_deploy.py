@@ -68,7 +68,7 @@ def build_cluster(
     engine: str = "vllm",
     *,
     weight_dtype: str | None = None,
-    kv_dtype: str = "bf16",
+    kv_dtype: str | None = None,
     chunk: int | None = None,
     max_batch: int | None = None,
     placement: str = "packed",
@@ -81,8 +81,10 @@ def build_cluster(
     cap (SGLang); max_batch: most running sequences per instance; else the engine's;
     placement: "packed" (pool after pool on the nodes) or "mixed" (P and D share nodes, so a
     local pairing moves KV over NVLink; sim.placement); spec_decode: 'METHOD:K[:ACCEPTANCE]'
-    (perf.spec_decode.parse_spec), every instance decodes speculatively."""
+    (perf.spec_decode.parse_spec), every instance decodes speculatively; kv_dtype None: the
+    checkpoint's KV directive, else BF16 (ModelSpec.serving_kv_dtype)."""
     m = get_model(model)
+    kv_dtype = kv_dtype or m.serving_kv_dtype
     spec = parse_spec(spec_decode or "")
     default = get_gpu(gpu)
     hw = cache(lambda name: get_gpu(name) if name else default)
@@ -128,7 +130,7 @@ def simulate_deployment(
     *,
     engine: str = "vllm",
     weight_dtype: str | None = None,
-    kv_dtype: str = "bf16",
+    kv_dtype: str | None = None,
     placement: str = "packed",
     spec_decode: str | None = None,
     **config: Any,
