@@ -51,23 +51,43 @@ def test_pp_one_p2p_per_boundary() -> None:
     assert p2p.bytes_per_call == 100 * 8192 * 2
 
 
-def test_ep_all_to_all_uniform_routing() -> None:
+def test_wide_ep_all_to_all_uniform_routing() -> None:
     m = dsv3()
-    ops = _by_name(comm_table(m, Layout(tp=8, ep=8), tokens=4096))
+    # DP attention over 16 GPUs (two 8-GPU servers): wide EP, all-to-all kernels (DeepEP)
+    ops = _by_name(comm_table(m, Layout(tp=1, dp=16, ep=16), tokens=4096))
     d = ops["MoE dispatch"]
-    # (4096/8 tokens) x top-8 x 7168 x 2 B x 7/8 = 51,380,224 B, on 58 MoE layers
-    assert d.bytes_per_call == pytest.approx(4096 / 8 * 8 * 7168 * 2 * 7 / 8)
+    # (4096/16 tokens) x top-8 x 7168 x 2 B x 15/16 = 27,525,120 B, on 58 MoE layers
+    assert d.collective == "all-to-all"
+    assert d.bytes_per_call == pytest.approx(4096 / 16 * 8 * 7168 * 2 * 15 / 16)
     assert d.layers == 58 and ops["MoE combine"].layers == 58
-    # TP all-reduce after the FFN only on the 3 dense layers
-    assert ops["FFN out"].layers == 3 and ops["attention out"].layers == 61
+    # the 3 dense layers gather the dp groups' tokens instead
+    assert ops["FFN in (DP-attn)"].layers == 3 and "attention out" not in ops
+    # on a server of 16 GPUs the same layout gathers every FFN layer: no all-to-all
+    big = _by_name(comm_table(m, Layout(tp=1, dp=16, ep=16), tokens=4096, gpus_per_node=16))
+    assert "MoE dispatch" not in big and big["FFN in (DP-attn)"].layers == 61
 
 
-def test_dp_attention_gathers_dense_layers() -> None:
+def test_tp_attention_ep_all_reduces_like_tp() -> None:
+    # TP attention + EP: tokens are on every rank, one all-reduce after each FFN (vLLM
+    # use_all2all_kernels = dp > 1 and use_ep): the same table as TP-sharded experts
+    m = dsv3()
+    ep = comm_table(m, Layout(tp=8, ep=8), tokens=4096)
+    assert ep == comm_table(m, Layout(tp=8), tokens=4096)
+    ops = _by_name(ep)
+    assert ops["FFN out"].layers == 61 and ops["attention out"].layers == 61
+    assert all(o.collective == "all-reduce" for o in ep)
+
+
+def test_dp_attention_gathers_ffn_layers() -> None:
     ops = _by_name(comm_table(dsv3(), Layout(tp=1, dp=8, ep=8), tokens=800))
     assert "attention out" not in ops  # TP=1: no all-reduce
     ag = ops["FFN in (DP-attn)"]
-    assert ag.collective == "all-gather" and ag.layers == 3 and ag.group_size == 8
+    # inside one server: allgather / reducescatter on all 61 FFN layers (vLLM's default
+    # all2all_backend), no all-to-all
+    assert ag.collective == "all-gather" and ag.layers == 61 and ag.group_size == 8
     assert ag.bytes_per_call == 800 * 7168 * 2
+    assert ops["FFN out (DP-attn)"].collective == "reduce-scatter"
+    assert "MoE dispatch" not in ops
 
 
 def test_cp_ring_passes_kv_blocks() -> None:

@@ -46,10 +46,10 @@ def _perf_row(spec: Any, gpu: Any, lay: Any, context: int, batch: int) -> dict[s
     return row
 
 
-def _comm(spec: Any, lay: Any, tokens: int, microbatches: int) -> dict[str, Any]:
+def _comm(spec: Any, lay: Any, tokens: int, microbatches: int, node: int) -> dict[str, Any]:
     from pdplan.parallel import comm_table, comm_totals, pp_bubble
 
-    ops = comm_table(spec, lay, tokens)
+    ops = comm_table(spec, lay, tokens, gpus_per_node=node)
     return {
         "layout": str(lay),
         "tokens": tokens,
@@ -283,7 +283,7 @@ def parallel_cmd(
         "gpus": n,
         "context": context,
         "layouts": rows,
-        "comm": _comm(spec, shown, tokens or context, microbatches),
+        "comm": _comm(spec, shown, tokens or context, microbatches, g.gpus_per_node),
         "comm_notes": list(chk.errors) + list(chk.warnings) + list(chk.notes),
         "seed_rule": {"layout": seed or None, "reason": pick.reason},
         "best_layout": best,

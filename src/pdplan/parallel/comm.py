@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.parallel.layout import Layout
 
-__all__ = ["COLLECTIVES", "CommOp", "comm_table", "comm_totals"]
+__all__ = ["COLLECTIVES", "CommOp", "comm_table", "comm_totals", "wide_ep"]
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "p2p", "ring")
 
@@ -82,12 +82,22 @@ def _tp_ops(model: ModelSpec, lay: Layout, t_local: float, ffn_layers: int) -> l
     ]
 
 
-def _moe_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
-    """EP all-to-alls (uniform routing) and DP-attention gathers around the FFN."""
+def wide_ep(lay: Layout, gpus_per_node: int) -> bool:
+    """Does the layout's EP run all-to-all kernels? Engines switch them on (DeepEP, MNNVL)
+    for an EP group with DP attention wider than one server; below that, their default MoE
+    communication gathers tokens (DP attention) or all-reduces them (TP attention): vLLM
+    FusedMoEParallelConfig.use_all2all_kernels = dp_size > 1 and use_ep, all2all_backend
+    default "allgather_reducescatter"; SGLang --moe-a2a-backend default none; TensorRT-LLM
+    alltoall only with attention DP on MNNVL or DeepEP."""
+    return lay.ep > 1 and lay.dp > 1 and lay.stage_gpus > gpus_per_node
+
+
+def _moe_ops(model: ModelSpec, lay: Layout, tokens: int, a2a: bool) -> list[CommOp]:
+    """Wide-EP all-to-alls (uniform routing), or DP-attention gathers around the FFN."""
     ops: list[CommOp] = []
     moe, h = model.moe, model.hidden_size
     n_moe = model.num_moe_layers if moe is not None else 0
-    if moe is not None and lay.ep > 1:
+    if moe is not None and a2a:
         # each EP rank dispatches tokens/ep tokens x top_k copies; under uniform routing a
         # fraction (ep-1)/ep lands on another rank: (T/ep)*k*h*b*(ep-1)/ep bytes per GPU
         d = moe.expert_dim(h)  # latent MoE: tokens travel latent-wide
@@ -95,12 +105,12 @@ def _moe_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
         ops.append(CommOp("MoE dispatch", "all-to-all", "EP", lay.ep, 1, msg, layers=n_moe))
         ops.append(CommOp("MoE combine", "all-to-all", "EP", lay.ep, 1, msg, layers=n_moe))
     if lay.dp > 1 and moe is not None:
-        # DP attention: FFN layers not served by the all-to-all run over the whole stage, so
-        # the dp groups' hidden states are gathered before and reduce-scattered after them
+        # DP attention: FFN layers not served by the all-to-all gather the dp groups' hidden
+        # states before them and reduce-scatter them after (then all-reduce over TP)
         ffn = sum(1 for i in range(model.num_layers) if model.ffn_kind(i) != "none")
-        gathered = ffn - n_moe if lay.ep > 1 else ffn
+        gathered = ffn - n_moe if a2a else ffn
         if gathered:
-            g = lay.stage_gpus
+            g = lay.dp
             msg = tokens * h  # the gathered tensor: all the stage's tokens
             ops.append(
                 CommOp("FFN in (DP-attn)", "all-gather", "DP-attn", g, 1, msg, layers=gathered)
@@ -124,20 +134,22 @@ def _cp_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
 
 
 def comm_table(
-    model: ModelSpec, layout: Layout, tokens: int, dtype_bytes: float = 2
+    model: ModelSpec,
+    layout: Layout,
+    tokens: int,
+    dtype_bytes: float = 2,
+    gpus_per_node: int = 8,
 ) -> list[CommOp]:
-    """Every transfer one forward step of `tokens` tokens makes under `layout` (bytes per GPU)."""
+    """Every transfer one forward step of `tokens` tokens makes under `layout` (bytes per GPU);
+    `gpus_per_node` decides whether EP is wide (all-to-all kernels, see wide_ep)."""
     lay = layout
-    moe_served = (
-        model.num_moe_layers if (model.moe is not None and (lay.ep > 1 or lay.dp > 1)) else 0
-    )
+    a2a = model.moe is not None and wide_ep(lay, gpus_per_node)
     with_ffn = sum(1 for i in range(model.num_layers) if model.ffn_kind(i) != "none")
-    ffn_tp_layers = with_ffn - moe_served
-    if model.moe is not None and lay.dp > 1:
-        ffn_tp_layers = 0  # DP-attn: FFN output is reduce-scattered over the stage instead
+    # the TP all-reduce after the FFN: every FFN layer but the MoE ones an all-to-all serves
+    ffn_tp_layers = with_ffn - (model.num_moe_layers if a2a else 0)
     t_local = tokens / (lay.dp * lay.cp)  # tokens held by one TP group
     ops = _tp_ops(model, lay, t_local, ffn_tp_layers)
-    ops += _moe_ops(model, lay, tokens)
+    ops += _moe_ops(model, lay, tokens, a2a)
     ops += _cp_ops(model, lay, tokens)
     if lay.pp > 1:
         # activations tokens*hidden cross each of the pp-1 stage boundaries once per

@@ -12,6 +12,7 @@ from pdplan.perf.collectives import Links
 from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.hardware import ACT, Hardware
 from pdplan.perf.linear_attn import linear_attn_time
+from pdplan.perf.moe_parallel import busiest_ep_rank, moe_comm
 from pdplan.perf.step import BatchShape
 
 __all__ = [
@@ -127,7 +128,7 @@ def add_token_parts(
         return
     if cls.moe:
         parts.moe += count * _moe_ffn(model, tokens, lay, eff, hw)
-        parts.comm += count * _moe_comm(model, tokens, lay, links)
+        parts.comm += count * moe_comm(model, tokens, lay, links)
     else:
         w, up = model.intermediate_size, model.ffn_mats - 1  # gate + up, or up alone
         parts.gemm += count * (
@@ -237,17 +238,12 @@ def _attn_proj(
 
 
 def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: Hardware) -> float:
-    """Routed experts (only those touched) + shared experts for `tokens` tokens of the step.
-
-    # distinct experts touched by T tokens with top-k of E (uniform routing):
-    #   E * (1 - (1 - k/E)^T)
-    """
+    """Routed experts (only those touched, on the busiest EP rank: busiest_ep_rank) + shared
+    experts for `tokens` tokens of the step."""
     m = model.moe
     assert m is not None
     h, ie = m.expert_dim(model.hidden_size), m.expert_intermediate_size  # h: expert input width
-    e_local = m.num_experts / lay.ep
-    touched = e_local * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
-    assign = tokens * m.experts_per_token / lay.ep  # token-expert pairs on this GPU
+    touched, assign = busiest_ep_rank(m.num_experts, m.experts_per_token, tokens, lay.ep)
     m_per_expert = max(1.0, assign / max(touched, 1e-9))
     m_half = min(eff.gemm_m_half, hw.moe_pad_cap * eff.moe_eta)  # grouped GEMM: moe_eta of it
     eta_c = eff.gemm_eta * eff.moe_eta * m_per_expert / (m_per_expert + m_half)
@@ -267,26 +263,3 @@ def _moe_ffn(model: ModelSpec, tokens: float, lay: Layout, eff: Efficiency, hw: 
         shared += gemm_time(t_grp, h, up, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
         shared += gemm_time(t_grp, ws, h, hw.wb, hw.gemm_flops, hw.hbm, eff, pad_cap=hw.pad_cap)
     return routed + shared
-
-
-def _moe_comm(model: ModelSpec, tokens: float, lay: Layout, links: Links) -> float:
-    """Collectives around a MoE layer (per layer, one step).
-
-    EP: dispatch + combine all-to-all; each GPU sends its T/(tp*dp) tokens' top-k copies,
-    (ep-1)/ep of them off-GPU (uniform routing). Without EP, DP attention needs an all-gather
-    of the group's tokens before and a reduce-scatter after; with pure TP the attention
-    all-reduce after the FFN covers it (counted by the caller as the dense-FFN all-reduce).
-    """
-    m = model.moe
-    assert m is not None
-    h = m.expert_dim(model.hidden_size)  # a latent MoE dispatches latent-wide tokens
-    width = lay.tp * lay.dp * lay.cp
-    t = 0.0
-    if lay.ep > 1:
-        send = tokens / width * m.experts_per_token * h * ACT * (lay.ep - 1) / lay.ep
-        t += 2 * links.all_to_all(send, lay.ep)
-    if lay.etp > 1 and lay.dp > 1:
-        t += links.all_gather(tokens * h * ACT, width) * 2  # gather + reduce-scatter
-    elif lay.etp > 1 or lay.ep > 1:
-        t += links.all_reduce(tokens / lay.dp * h * ACT, lay.tp)
-    return t
