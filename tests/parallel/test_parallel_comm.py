@@ -97,3 +97,12 @@ def test_cp_ring_passes_kv_blocks() -> None:
     assert ring.bytes_per_call == 32768 * 256 * 2
     assert ring.count == 1 and ring.layers == 80
     assert ops["attention out"].bytes_per_call == 32768 * 8192 * 2
+
+
+def test_layout_note_names_the_moe_communication() -> None:
+    from pdplan.parallel import check_layout
+
+    narrow = " ".join(check_layout(dsv3(), Layout(tp=8, ep=8)).notes)
+    wide = " ".join(check_layout(dsv3(), Layout(tp=1, dp=16, ep=16), scaleup_domain=8).notes)
+    assert "all-reduced" in narrow and "all-to-all" not in narrow
+    assert "all-to-all" in wide

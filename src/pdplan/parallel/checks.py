@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError
+from pdplan.parallel.comm import wide_ep
 from pdplan.parallel.layout import Layout
 
 __all__ = [
@@ -89,7 +90,9 @@ def _check_tp(model: ModelSpec, lay: Layout, err: list[str], notes: list[str]) -
         )
 
 
-def _check_moe(model: ModelSpec, lay: Layout, err: list[str], notes: list[str]) -> None:
+def _check_moe(
+    model: ModelSpec, lay: Layout, per_node: int, err: list[str], notes: list[str]
+) -> None:
     moe = model.moe
     if moe is None:
         if lay.ep > 1:
@@ -108,9 +111,14 @@ def _check_moe(model: ModelSpec, lay: Layout, err: list[str], notes: list[str]) 
             f"{moe.expert_intermediate_size}"
         )
     if lay.ep > 1 and not err:
+        how = (
+            "all-to-all dispatch / combine (wide EP)"
+            if wide_ep(lay, per_node)
+            else "tokens gathered / all-reduced as the engines' default MoE communication does"
+        )
         notes.append(
-            f"EP={lay.ep}: {moe.num_experts // lay.ep} experts per GPU group; "
-            f"all-to-all volume assumes uniform routing (hot experts cost more)"
+            f"EP={lay.ep}: {moe.num_experts // lay.ep} experts per GPU group, {how}; the busiest "
+            f"rank under uniform routing sets the step (hot experts cost more)"
         )
     if lay.dp > 1:
         notes.append(f"DP-attention: {lay.dp} attention groups of TP={lay.tp} share the MoE FFN")
@@ -178,7 +186,7 @@ def check_layout(
     warn: list[str] = []
     notes: list[str] = []
     _check_tp(model, layout, err, notes)
-    _check_moe(model, layout, err, notes)
+    _check_moe(model, layout, gpus_per_node, err, notes)
     if layout.pp > model.num_layers:
         err.append(f"PP={layout.pp} exceeds the {model.num_layers} layers")
     elif model.num_layers % layout.pp:
