@@ -18,8 +18,10 @@ pytest.importorskip("pdplan.perf.costmodel")
 
 
 def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
-    assert main([*argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    rc = main([*argv, "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == (0 if d.get("feasible", True) else 3)  # 3: the plan misses its TPOT target
+    return d
 
 
 def _cm(layout: str) -> Any:
@@ -184,11 +186,13 @@ def test_context_window_warning(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_infeasible_tpot_is_said_first(capsys: pytest.CaptureFixture[str]) -> None:
-    d = _json(capsys, ["ratio", "--gpu", "gb10"])
+    # the plan is printed in full (JSON too) and the exit status says it misses its SLO
+    assert main(["ratio", "--gpu", "gb10", "--json"]) == 3
+    d = json.loads(capsys.readouterr().out)
     assert d["feasible"] is False and d["decode_limit"] == "tpot-infeasible"
     assert d["notes"][0].startswith("infeasible: no decode batch meets TPOT 50.0 ms on gb10")
     assert "x the target" in d["notes"][0]
-    assert main(["ratio", "--gpu", "gb10"]) == 0
+    assert main(["ratio", "--gpu", "gb10"]) == 3
     assert capsys.readouterr().out.lstrip().startswith("infeasible:")
     assert _json(capsys, ["ratio"])["feasible"] is True
     nums = [

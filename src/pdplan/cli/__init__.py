@@ -84,7 +84,7 @@ def _usage_error(exc: Exception) -> tuple[str, int] | None:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app; every error becomes one line on stderr, exit != 0."""
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except PdplanError as exc:
         if os.environ.get("PDPLAN_DEBUG"):  # where the input was refused, then the one line
             traceback.print_exc(file=sys.stderr)
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    return 0
+    return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":

@@ -37,6 +37,9 @@ DEFAULT_RHO = 0.7  # target utilisation of each pool, fraction (seed s6: keep rh
 MAX_TPOT_S = 10.0
 
 
+INFEASIBLE_EXIT = 3  # exit status of `pdplan ratio` when no decode batch meets the TPOT target
+
+
 def _rates(text: str | None) -> list[float] | None:
     if not text:
         return None
@@ -247,6 +250,8 @@ def ratio_cmd(
     if _reading(lens):
         data["notes"].insert(0 if data["feasible"] else 1, _reading(lens))
     emit(data, as_json, _render(data))
+    if not data["feasible"]:  # printed in full, but a plan that misses its SLO is not a success
+        raise typer.Exit(INFEASIBLE_EXIT)
 
 
 def _lengths(
