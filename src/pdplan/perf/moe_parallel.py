@@ -63,10 +63,11 @@ def moe_comm(model: ModelSpec, tokens: float, lay: Layout, links: Links) -> floa
         # each GPU sends its T/width tokens' top-k copies, (ep-1)/ep of them off-GPU
         send = tokens / width * m.experts_per_token * h * ACT * (lay.ep - 1) / lay.ep
         t = 2 * links.all_to_all(send, lay.ep)
-        if lay.etp > 1:
+        if lay.etp > 1:  # expert TP inside an EP group: its partial sums, all-reduced
             t += links.all_reduce(tokens / lay.dp * h * ACT, lay.etp)
         return t
     t = 0.0
-    if lay.dp > 1:  # gather + reduce-scatter of all the stage's tokens over the dp groups
+    if lay.dp > 1:  # gather + reduce-scatter of all the stage's T x h x ACT B over the dp groups
         t += 2 * links.all_gather(tokens * h * ACT, lay.dp)
+    # ring all-reduce of one group's T/dp x h x ACT B over its TP ranks (collectives.py)
     return t + links.all_reduce(tokens / lay.dp * h * ACT, lay.tp)
