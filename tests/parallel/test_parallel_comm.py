@@ -106,3 +106,13 @@ def test_layout_note_names_the_moe_communication() -> None:
     wide = " ".join(check_layout(dsv3(), Layout(tp=1, dp=16, ep=16), scaleup_domain=8).notes)
     assert "all-reduced" in narrow and "all-to-all" not in narrow
     assert "all-to-all" in wide
+
+
+def test_no_all_to_all_while_ep_is_within_top_k() -> None:
+    # DeepSeek-V3 routes each token to 8 experts: over EP8 its 8 copies outweigh gathering the
+    # token once, so even across servers (4-GPU GB200 trays) EP8 gathers (TensorRT-LLM:
+    # moe_ep_size <= top_k -> no alltoall); EP16 runs the all-to-all
+    ep8 = _by_name(comm_table(dsv3(), Layout(tp=1, dp=8, ep=8), tokens=1024, gpus_per_node=4))
+    assert "MoE dispatch" not in ep8 and ep8["FFN in (DP-attn)"].layers == 61
+    ep16 = _by_name(comm_table(dsv3(), Layout(tp=1, dp=16, ep=16), tokens=1024, gpus_per_node=4))
+    assert ep16["MoE dispatch"].collective == "all-to-all"

@@ -113,7 +113,7 @@ def _check_moe(
     if lay.ep > 1 and not err:
         how = (
             "all-to-all dispatch / combine (wide EP)"
-            if wide_ep(lay, per_node)
+            if wide_ep(lay, per_node, moe.experts_per_token)
             else "tokens gathered / all-reduced as the engines' default MoE communication does"
         )
         notes.append(

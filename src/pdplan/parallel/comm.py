@@ -82,14 +82,17 @@ def _tp_ops(model: ModelSpec, lay: Layout, t_local: float, ffn_layers: int) -> l
     ]
 
 
-def wide_ep(lay: Layout, gpus_per_node: int) -> bool:
+def wide_ep(lay: Layout, gpus_per_node: int, top_k: int = 1) -> bool:
     """Does the layout's EP run all-to-all kernels? Engines switch them on (DeepEP, MNNVL)
-    for an EP group with DP attention wider than one server; below that, their default MoE
-    communication gathers tokens (DP attention) or all-reduces them (TP attention): vLLM
-    FusedMoEParallelConfig.use_all2all_kernels = dp_size > 1 and use_ep, all2all_backend
-    default "allgather_reducescatter"; SGLang --moe-a2a-backend default none; TensorRT-LLM
-    alltoall only with attention DP on MNNVL or DeepEP."""
-    return lay.ep > 1 and lay.dp > 1 and lay.stage_gpus > gpus_per_node
+    for an EP group with DP attention wider than one server, and only when EP exceeds the
+    router's top-k: below that a token's top-k copies outweigh gathering every token once
+    (all-to-all sends k (ep-1)/ep of each token, the gather (ep-1)/ep), and TensorRT-LLM's
+    select_alltoall_method_type returns NotEnabled for moe_ep_size <= top_k. Otherwise the
+    engines' default MoE communication gathers tokens (DP attention) or all-reduces them
+    (TP attention): vLLM FusedMoEParallelConfig.use_all2all_kernels = dp_size > 1 and use_ep,
+    all2all_backend default "allgather_reducescatter"; SGLang --moe-a2a-backend default none;
+    TensorRT-LLM alltoall only with attention DP on MNNVL or DeepEP."""
+    return lay.ep > max(1, top_k) and lay.dp > 1 and lay.stage_gpus > gpus_per_node
 
 
 def _moe_ops(model: ModelSpec, lay: Layout, tokens: int, a2a: bool) -> list[CommOp]:
@@ -143,7 +146,7 @@ def comm_table(
     """Every transfer one forward step of `tokens` tokens makes under `layout` (bytes per GPU);
     `gpus_per_node` decides whether EP is wide (all-to-all kernels, see wide_ep)."""
     lay = layout
-    a2a = model.moe is not None and wide_ep(lay, gpus_per_node)
+    a2a = model.moe is not None and wide_ep(lay, gpus_per_node, model.moe.experts_per_token)
     with_ffn = sum(1 for i in range(model.num_layers) if model.ffn_kind(i) != "none")
     # the TP all-reduce after the FFN: every FFN layer but the MoE ones an all-to-all serves
     ffn_tp_layers = with_ffn - (model.num_moe_layers if a2a else 0)

@@ -45,9 +45,10 @@ def busiest_ep_rank(experts: int, top_k: int, tokens: float, ep: int) -> tuple[f
 def moe_comm(model: ModelSpec, tokens: float, lay: Layout, links: Links) -> float:
     """Collectives around a MoE layer (per layer, one step), as the engines' default MoE
     communication runs them. An all-to-all (dispatch + combine of top-k copies) is used only
-    for wide EP, an EP group larger than one server: DeepEP / MNNVL kernels, which vLLM
-    (--all2all-backend deepep_*), SGLang (--moe-a2a-backend deepep) and TensorRT-LLM (MNNVL /
-    DeepEP alltoall, with attention DP) switch on for it. Below that:
+    for wide EP, an EP group larger than one server and than the router's top-k (wide_ep):
+    DeepEP / MNNVL kernels, which vLLM (--all2all-backend deepep_*), SGLang (--moe-a2a-backend
+    deepep) and TensorRT-LLM (MNNVL / DeepEP alltoall, with attention DP) switch on for it.
+    Otherwise:
     - TP attention (dp = 1): every TP rank holds the step's tokens, computes its experts' (EP)
       or its slice's (expert TP) share, and one all-reduce of T x h sums them, as for a TP
       FFN (vLLM FusedMoEParallelConfig.use_all2all_kernels = dp_size > 1 and use_ep).
@@ -59,7 +60,7 @@ def moe_comm(model: ModelSpec, tokens: float, lay: Layout, links: Links) -> floa
     assert m is not None
     h = m.expert_dim(model.hidden_size)  # a latent MoE moves latent-wide tokens
     width = lay.tp * lay.dp * lay.cp
-    if wide_ep(lay, links.node or links.domain):  # all-to-all kernels
+    if wide_ep(lay, links.node or links.domain, m.experts_per_token):  # all-to-all kernels
         # each GPU sends its T/width tokens' top-k copies, (ep-1)/ep of them off-GPU
         send = tokens / width * m.experts_per_token * h * ACT * (lay.ep - 1) / lay.ep
         t = 2 * links.all_to_all(send, lay.ep)
