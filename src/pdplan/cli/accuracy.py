@@ -122,9 +122,25 @@ def _render(rep: dict, con: Any) -> None:
             # "-": no defined value (the TPOT of one-token rows)
             t.add_row(name, str(a["n"]), *("-" if v is None else f"{v:.1f}" for v in cells))
         con.print(t)
+        if "repeats" in sec:
+            con.print(_repeats_line(sec["repeats"]))
     con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
     for s in rep["skipped_reasons"]:
         con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
+
+
+def _repeats_line(rep: dict) -> str:
+    """The file's noise floor in words: its setups measured more than once, and how far their
+    measurements lie from each setup's own geometric mean (perf.repeats.repeat_spread)."""
+    if not rep["setups"]:
+        return "measurement repeats: no setup was measured more than once (no noise floor)"
+    a, b = rep["ttft_ape"], rep["tpot_ape"]
+    tpot = f"{b['median']:.1f} % TPOT (p90 {b['p90']:.1f})" if b["n"] else "no TPOT"
+    return (
+        f"measurement repeats: {rep['setups']} setups measured more than once ({a['n']} distinct "
+        f"measurements) lie a median {a['median']:.1f} % TTFT (p90 {a['p90']:.1f}) / {tpot} "
+        "from their own setup's geometric mean: no predictor of the setup does better there"
+    )
 
 
 def _write_rows(path: str, preds: list) -> None:

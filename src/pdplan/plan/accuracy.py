@@ -21,6 +21,7 @@ from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.perf.repeats import repeat_spread
 from pdplan.plan.row_recipe import recipe_text, row_recipe_eff
 from pdplan.plan.row_setup import (
     INFERENCEMAX_MARKERS,
@@ -237,6 +238,7 @@ def run_accuracy(
     preds: list[Prediction] = [] if collect is None else collect
     skipped: dict[str, int] = defaultdict(int)
     examples: dict[str, str] = {}
+    seen: list[MeasuredRow] = []  # every readable row of the mode, predicted or not
     for item in rows if rows is not None else read_measured(path):
         if isinstance(item, tuple):
             reason = f"unreadable row: {item[1]}"
@@ -245,6 +247,7 @@ def run_accuracy(
             continue
         if mode and item.mode != mode:
             continue
+        seen.append(item)
         try:
             preds.append(predictor(item))
         except PdplanError as exc:
@@ -264,6 +267,8 @@ def run_accuracy(
                 "by_backend": summarize(sub, lambda r: r.backend),
                 # rows predicted as speculative (their column, or a known MTP recipe) apart
                 "by_decoding": summarize(sub, lambda r: _spec_text(r) or "plain"),
+                # the file's own noise floor: its repeated setups against their own means
+                "repeats": repeat_spread(r for r in seen if r.mode == m),
             }
     report["skipped_reasons"] = [
         {"reason": r, "rows": n, "example": examples[r]} for r, n in sorted(skipped.items())
