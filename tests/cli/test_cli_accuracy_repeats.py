@@ -34,7 +34,7 @@ def test_repeated_setup_gives_the_noise_floor(
     assert rep["ttft_ape"]["median"] == pytest.approx((20.0 + 24 / 144 * 100) / 2)
     assert main(["accuracy", "--measured", str(f)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "1 setups measured more than once (2 distinct measurements)" in out
+    assert "1 setup measured more than once (2 distinct measurements)" in out
 
 
 def test_no_repeats_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

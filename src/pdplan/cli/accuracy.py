@@ -136,10 +136,12 @@ def _repeats_line(rep: dict) -> str:
         return "measurement repeats: no setup was measured more than once (no noise floor)"
     a, b = rep["ttft_ape"], rep["tpot_ape"]
     tpot = f"{b['median']:.1f} % TPOT (p90 {b['p90']:.1f})" if b["n"] else "no TPOT"
+    n = rep["setups"]
     return (
-        f"measurement repeats: {rep['setups']} setups measured more than once ({a['n']} distinct "
-        f"measurements) lie a median {a['median']:.1f} % TTFT (p90 {a['p90']:.1f}) / {tpot} "
-        "from their own setup's geometric mean: no predictor of the setup does better there"
+        f"measurement repeats: {n} setup{'s' if n != 1 else ''} measured more than once "
+        f"({a['n']} distinct measurements), against their own setup's geometric mean: a median "
+        f"{a['median']:.1f} % TTFT (p90 {a['p90']:.1f}) / {tpot}; no predictor of the setup "
+        "does better on those rows"
     )
 
 

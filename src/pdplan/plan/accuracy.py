@@ -238,7 +238,6 @@ def run_accuracy(
     preds: list[Prediction] = [] if collect is None else collect
     skipped: dict[str, int] = defaultdict(int)
     examples: dict[str, str] = {}
-    seen: list[MeasuredRow] = []  # every readable row of the mode, predicted or not
     for item in rows if rows is not None else read_measured(path):
         if isinstance(item, tuple):
             reason = f"unreadable row: {item[1]}"
@@ -247,7 +246,6 @@ def run_accuracy(
             continue
         if mode and item.mode != mode:
             continue
-        seen.append(item)
         try:
             preds.append(predictor(item))
         except PdplanError as exc:
@@ -267,8 +265,9 @@ def run_accuracy(
                 "by_backend": summarize(sub, lambda r: r.backend),
                 # rows predicted as speculative (their column, or a known MTP recipe) apart
                 "by_decoding": summarize(sub, lambda r: _spec_text(r) or "plain"),
-                # the file's own noise floor: its repeated setups against their own means
-                "repeats": repeat_spread(r for r in seen if r.mode == m),
+                # the file's own noise floor: its repeated setups against their own means (the
+                # predicted rows: a skipped row's setup is not fully known, e.g. no worker counts)
+                "repeats": repeat_spread(p.row for p in sub),
             }
     report["skipped_reasons"] = [
         {"reason": r, "rows": n, "example": examples[r]} for r, n in sorted(skipped.items())
