@@ -6,34 +6,13 @@ import math
 from dataclasses import replace
 
 import pytest
+from tests.perf._rows import measured_row
 
 from pdplan.parallel.layout import Layout
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.repeats import repeat_spread, setup_key
 
-ROW = MeasuredRow(
-    line=2,
-    row_id="a",
-    backend="vllm",
-    version="0.19.0",
-    model_path="Qwen/Qwen3-32B",
-    system="h100_sxm",
-    mode="agg",
-    isl=1024,
-    osl=128,
-    weight_dtype=None,
-    moe_dtype=None,
-    concurrency=8,
-    layout=Layout(tp=2),
-    prefill_layout=None,
-    decode_layout=None,
-    prefill_workers=0,
-    decode_workers=0,
-    prefill_batch=None,
-    decode_batch=None,
-    ttft_ms=100.0,
-    tpot_ms=10.0,
-)
+ROW = measured_row(model_path="Qwen/Qwen3-32B", version="0.19.0", concurrency=8)
 
 
 def _runs(*pairs: tuple[float, float], **change: object) -> list[MeasuredRow]:

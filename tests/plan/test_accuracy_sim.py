@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.perf._rows import measured_row
 
 from pdplan.parallel.layout import Layout
 from pdplan.perf.measured import MeasuredRow
@@ -11,29 +12,7 @@ from pdplan.plan.accuracy_sim import simulate_measured_row
 
 
 def _row(concurrency: int, osl: int = 128) -> MeasuredRow:
-    return MeasuredRow(
-        line=2,
-        row_id="t",
-        backend="vllm",
-        version="",
-        model_path="meta-llama/Llama-3.1-8B",
-        system="h100_sxm",
-        mode="agg",
-        isl=1024,
-        osl=osl,
-        weight_dtype=None,
-        moe_dtype=None,
-        concurrency=concurrency,
-        layout=Layout(tp=1),
-        prefill_layout=None,
-        decode_layout=None,
-        prefill_workers=0,
-        decode_workers=0,
-        prefill_batch=None,
-        decode_batch=None,
-        ttft_ms=100.0,
-        tpot_ms=10.0,
-    )
+    return measured_row(concurrency=concurrency, osl=osl)
 
 
 def test_single_client_simulation_agrees_with_the_estimate() -> None:
