@@ -79,6 +79,16 @@ def test_inferencemax_rows_get_their_launch_and_client() -> None:
     assert recv_interval(replace(imax, backend="vllm")) == 1
     assert recv_interval(replace(imax, source="aic-auto-gap-analysis")) == 1
     assert recv_interval(replace(imax, system="h200_sxm")) == 1  # its H200 recipes set none
+    # per-recipe exceptions (InferenceX benchmarks/single_node/*.sh), at every C
+    glm = replace(imax, model_path="zai-org/GLM-5-FP8", weight_dtype="fp8", concurrency=64)
+    assert recv_interval(glm) == 1  # glm5_fp8_b200.sh passes no --scheduler-recv-interval
+    assert recv_interval(replace(glm, system="b300_sxm")) == 1
+    assert recv_interval(replace(glm, weight_dtype="fp4")) == 10  # glm5_fp4_b200.sh
+    qwen = replace(glm, model_path="Qwen/Qwen3.5-397B-A17B", weight_dtype="fp4", concurrency=4)
+    assert recv_interval(qwen) == 30  # qwen3.5_fp4_b200.sh
+    assert recv_interval(replace(qwen, weight_dtype="fp8")) == 10
+    assert recv_interval(replace(qwen, weight_dtype="fp8", concurrency=16)) == 30
+    assert recv_interval(replace(qwen, weight_dtype="fp8", system="b300_sxm", concurrency=64)) == 10
     # its SGLang recipes for FP8 / FP4 checkpoints on Blackwell launch with --kv-cache-dtype
     # fp8_e4m3; other rows keep BF16
     from pdplan.plan.accuracy import kv_dtype_for

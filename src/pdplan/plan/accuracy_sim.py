@@ -40,17 +40,39 @@ __all__ = [
 #           (InferenceMAX benchmarks/*.sh, .github/workflows/full-sweep-tmpl.yml).
 CLIENTS: dict[str, tuple[float, float | None]] = {"fixed": (1.0, None), "random": (0.8, 10.0)}
 
-# InferenceMAX's SGLang recipes on B200 / B300 launch with --scheduler-recv-interval 10, and 30
-# from 16 clients up (InferenceX benchmarks/single_node/dsr1_*_b200.sh, qwen3.5_*_b200.sh: "if
-# CONC >= 16, relax to ~30"): the scheduler then takes in new requests only every 10 / 30 decode
-# steps. Its H200 and most AMD recipes pass no interval (SGLang's default, 1).
+# InferenceMAX's SGLang recipes on B200 / B300 set --scheduler-recv-interval: the scheduler then
+# takes in new requests only every R decode steps. Most write 10, and 30 from 16 clients up
+# (InferenceX benchmarks/single_node/dsr1_fp{4,8}_b{2,3}00.sh, qwen3.5_{bf16,fp8}_b200.sh,
+# qwen3.5_{bf16,fp4}_b300.sh: "if CONC >= 16, relax to ~30"); the exceptions, per recipe
+# (checkpoint dtype, GPU) -> R at every C:
+#   GLM-5 FP8 on B200 / B300 (glm5_fp8_b{2,3}00.sh): no flag, SGLang's default 1;
+#   GLM-5 FP4 on B200 (glm5_fp4_b200.sh): 10;  Qwen3.5 FP4 on B200 (qwen3.5_fp4_b200.sh): 30;
+#   Qwen3.5 FP8 on B300 (qwen3.5_fp8_b300.sh): 10;  DeepSeek-R1 FP8 at TP4 (dsr1_fp8_b{2,3}00.sh,
+#   whose TP4 branch runs 8k prompts only): 10.
+# Its H200 and most AMD recipes pass no interval (SGLang's default, 1). Under the fixed client
+# (lock-stepped rounds reach an idle engine, which polls at once) the interval changes nothing;
+# under the random client (`--client random|auto`) desynchronised arrivals wait for the poll.
+_RECV_INTERVAL: dict[tuple[str, str, str], int] = {
+    ("glm-5", "fp8", "b200"): 1,
+    ("glm-5", "fp8", "b300"): 1,
+    ("glm-5", "fp4", "b200"): 10,
+    ("qwen3.5", "fp4", "b200"): 30,
+    ("qwen3.5", "fp8", "b300"): 10,
+}
 
 
 def recv_interval(row: MeasuredRow) -> int:
     """Decode steps between the scheduler's polls for new requests in the row's launch."""
-    if row.backend == "sglang" and is_inferencemax(row) and is_blackwell(row):
-        return 30 if (row.concurrency or 0) >= 16 else 10
-    return 1
+    if not (row.backend == "sglang" and is_inferencemax(row) and is_blackwell(row)):
+        return 1
+    name, dtype = row.model_path.lower(), (row.weight_dtype or "").lower()
+    family = next((f for f in ("glm-5", "qwen3.5", "deepseek") if f in name), "")
+    key = (family, "fp8" if dtype.startswith("fp8") else dtype, row.system.lower()[:4])
+    if key in _RECV_INTERVAL:
+        return _RECV_INTERVAL[key]
+    if key[:2] == ("deepseek", "fp8") and row.layout is not None and row.layout.tp == 4:
+        return 10
+    return 30 if (row.concurrency or 0) >= 16 else 10
 
 
 # Cap on simulated requests per row: rows with thousands of clients would otherwise simulate
