@@ -3,12 +3,24 @@ and the first token's stream-interval delay."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+from tests.perf._rows import measured_row
+
+from pdplan.catalog.gpus import get_gpu
+from pdplan.catalog.models import get_model
+from pdplan.errors import DoesNotFitError
+from pdplan.parallel.layout import Layout
 from pdplan.perf.efficiency import get_efficiency
 from pdplan.perf.measured import MeasuredRow
+from pdplan.perf.sglang_memory import sglang_mem_fraction
+from pdplan.plan.accuracy import row_kv_memory
 from pdplan.plan.accuracy_sim import simulate_measured_row
 from pdplan.plan.row_recipe import recipe_text, row_gate, row_recipe_eff, row_token_budget
+from pdplan.plan.row_setup import recipe_mem_fraction
+from pdplan.plan.row_spec import row_cost_model
 from pdplan.sim.gate import ContextGate
 
 from .test_row_spec import BASE, _one
@@ -109,3 +121,25 @@ def test_rows_output_names_the_recipe_settings(tmp_path: Path) -> None:
     dp = _row(tmp_path, tp_size="1", attention_dp_size="8", moe_ep_size="8", batch_size="8")
     assert recipe_text(dp) == "max_num_tokens=1152; first_token_steps=9; balance=60/0 x8"
     assert recipe_text(_row(tmp_path, backend="vllm")) == ""
+
+
+def test_sglang_deepseek_recipes_set_the_mem_fraction() -> None:
+    kw = dict(backend="sglang", model_path="deepseek-ai/DeepSeek-R1", system="b200_sxm",
+              source="db-dump; workflow_run_id=1", weight_dtype="fp8")  # fmt: skip
+    tp4 = measured_row(**kw, layout=Layout(tp=4))
+    assert recipe_mem_fraction(tp4) == 0.95
+    assert recipe_mem_fraction(measured_row(**kw, layout=Layout(tp=8, ep=8))) == 0.82
+    fp4 = measured_row(**{**kw, "weight_dtype": "fp4"}, layout=Layout(tp=1, dp=8, ep=8))
+    assert recipe_mem_fraction(fp4) == 0.85
+    other = measured_row(**{**kw, "source": "source_file=x.csv"}, layout=Layout(tp=4))
+    assert recipe_mem_fraction(other) is None  # not an InferenceMAX launch: SGLang's own rule
+    vllm = measured_row(**{**kw, "backend": "vllm"}, layout=Layout(tp=4))
+    assert recipe_mem_fraction(vllm) is None
+    gpu, model = get_gpu("b200"), get_model("deepseek-r1")
+    cm = row_cost_model(tp4, model, gpu, Layout(tp=4))
+    assert row_kv_memory(tp4, gpu, Layout(tp=4), cm) == (0.95, False)
+    # without the recipe SGLang's default (0.856 at TP4 on a B200) leaves the FP8 weights no KV
+    assert row_kv_memory(other, gpu, Layout(tp=4), cm)[0] == sglang_mem_fraction(180, Layout(tp=4))
+    with pytest.raises(DoesNotFitError):
+        simulate_measured_row(replace(other, concurrency=4, isl=8192, osl=1024))
+    assert simulate_measured_row(replace(tp4, concurrency=4, isl=8192, osl=1024)).ttft_ms > 0

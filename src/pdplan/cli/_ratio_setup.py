@@ -39,7 +39,7 @@ def instances(
     """(prefill layout, decode layout, their cost models, decode KV capacity in tokens); a
     default layout's why goes to `picked`, the layouts' warnings to stderr and to `said`."""
     from pdplan.perf.costmodel import CostModel
-    from pdplan.perf.memory import plan_memory
+    from pdplan.perf.memory import engine_kv_memory, plan_memory
     from pdplan.perf.spec_decode import SpecCostModel, parse_spec
     from pdplan.plan.steady import layout_warnings
 
@@ -55,5 +55,9 @@ def instances(
     cm_d = CostModel(spec, gpu, ld, opts["engine"], None, kvd) if sd is None else SpecCostModel(
         spec, gpu, ld, opts["engine"], None, kvd, spec=sd)  # fmt: skip
     drafts = 0 if sd is None else sd.draft_layers  # the draft head's weights and KV layer
-    return lp, ld, cm_p, cm_d, plan_memory(spec, gpu, ld, kv_dtype=kvd,
-                                           draft_layers=drafts).kv_capacity_tokens  # fmt: skip
+    frac, of_free = engine_kv_memory(
+        opts["engine"], gpu, ld, chunk_tokens=cm_d.eff.prefill_chunk, speculative=sd is not None
+    )  # the engine's own KV sizing
+    mem = plan_memory(spec, gpu, ld, kv_dtype=kvd, draft_layers=drafts, mem_fraction=frac,
+                      of_free=of_free)  # fmt: skip
+    return lp, ld, cm_p, cm_d, mem.kv_capacity_tokens

@@ -10,6 +10,7 @@ from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.efficiency import canonical_engine
+from pdplan.perf.sglang_memory import sglang_mem_fraction
 
 __all__ = [
     "ENGINE_KV_MEMORY",
@@ -28,8 +29,9 @@ GiB = float(2**30)
 # Fixed runtime footprint per GPU outside weights/KV/activations: CUDA context, cuBLAS/NCCL
 # workspaces, CUDA-graph pools. ~1-2 GiB observed in vLLM startup logs ("non_torch_memory").
 RUNTIME_OVERHEAD_BYTES = 1.5 * GiB
-# Default fraction of HBM the engine may use: vLLM --gpu-memory-utilization 0.9 (vLLM docs),
-# SGLang --mem-fraction-static ~0.88; the rest is headroom.
+# Default fraction of HBM the engine may use: vLLM --gpu-memory-utilization 0.9 (vLLM docs);
+# the rest is headroom. SGLang's --mem-fraction-static default depends on the GPU and the launch
+# (perf.sglang_memory: 0.82-0.86 on 80-180 GB parts); 0.9 stands in where those are not known.
 DEFAULT_MEM_FRACTION = 0.90
 # How each engine sizes its KV pool by default: (fraction, of_free). vLLM and SGLang take a
 # fraction of the whole device (--gpu-memory-utilization 0.9; --mem-fraction-static);
@@ -63,13 +65,24 @@ def engine_reserves_output_kv(engine: str) -> bool:
         return False
 
 
-def engine_kv_memory(engine: str) -> tuple[float, bool]:
+def engine_kv_memory(
+    engine: str,
+    gpu: GPUSpec | None = None,
+    layout: Layout | None = None,
+    *,
+    chunk_tokens: int | None = None,
+    speculative: bool = False,
+) -> tuple[float, bool]:
     """(mem_fraction, of_free) for plan_memory: `engine`'s default KV sizing (aliases such
-    as ATOM take their engine's; unknown engines the default)."""
+    as ATOM take their engine's; unknown engines the default). SGLang's depends on the GPU
+    and the launch: given `gpu` and `layout` (and its chunked-prefill size `chunk_tokens`, and
+    whether a draft model runs), its own default rule (perf.sglang_memory) is taken."""
     try:
         eng = canonical_engine(engine)
     except ConfigError:
         return DEFAULT_MEM_FRACTION, False
+    if eng == "sglang" and gpu is not None and layout is not None:
+        return sglang_mem_fraction(gpu.hbm_gib, layout, chunk_tokens, speculative), False
     return ENGINE_KV_MEMORY.get(eng, (DEFAULT_MEM_FRACTION, False))
 
 

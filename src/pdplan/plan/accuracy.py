@@ -30,6 +30,7 @@ from pdplan.plan.row_setup import (
     is_blackwell,
     is_inferencemax,
     kv_dtype_for,
+    recipe_mem_fraction,
 )
 from pdplan.plan.row_spec import draft_layers, row_cost_model, row_spec
 
@@ -44,6 +45,7 @@ __all__ = [
     "kv_dtype_for",
     "predict_row",
     "prediction_record",
+    "row_kv_memory",
     "run_accuracy",
     "simulate_row",
     "summarize",
@@ -127,11 +129,36 @@ def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> C
     return row_cost_model(row, model, gpu, layout, eff)
 
 
+# A measured launch whose engine default leaves no KV pool for one request ran with a raised
+# fraction (SGLang's default is 0.82-0.86 on 80-180 GB parts, perf.sglang_memory): 0.95, as
+# InferenceMAX's SGLang DeepSeek-R1 FP8 TP4 recipe passes for exactly that reason (row_setup).
+RAISED_MEM_FRACTION = 0.95
+
+
+def row_kv_memory(row: MeasuredRow, gpu: GPUSpec, lay: Layout, cm: CostModel) -> tuple[float, bool]:
+    """(mem_fraction, of_free) the row's launch sizes its KV pool with on `lay`: its recipe's
+    --mem-fraction-static where known, else its engine's default (SGLang's depends on the GPU
+    and the launch)."""
+    frac = recipe_mem_fraction(row)
+    if frac is not None:
+        return frac, False
+    drafts = draft_layers(cm)
+    frac, of_free = engine_kv_memory(row.backend, gpu, lay, chunk_tokens=cm.eff.prefill_chunk,
+                                     speculative=bool(drafts))  # fmt: skip
+    if of_free or frac >= RAISED_MEM_FRACTION:
+        return frac, of_free
+    mem = plan_memory(cm.model, gpu, lay, row.weight_dtype, kv_dtype_for(row), check=False,
+                      moe_dtype=row.moe_dtype, mem_fraction=frac, draft_layers=drafts)  # fmt: skip
+    if mem.kv_capacity_tokens < row.isl + row.osl:  # the row ran, so its launch fit: it must
+        return RAISED_MEM_FRACTION, False  # have raised --mem-fraction-static past the default
+    return frac, of_free
+
+
 def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate, int]:
     if row.layout is None or not row.concurrency:  # refused by check_row_deployment first
         raise ConfigError("aggregated row without a layout or a concurrency")
-    frac, of_free = engine_kv_memory(row.backend)
     cm = _cost(row, model, gpu, row.layout)
+    frac, of_free = row_kv_memory(row, gpu, row.layout, cm)
     mem = plan_memory(
         model,
         gpu,
@@ -159,8 +186,8 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate,
     if pl is None or dl is None or not conc:  # refused by check_row_deployment first
         raise ConfigError("disaggregated row without layouts or a concurrency")
     kvd = kv_dtype_for(row)
-    frac, of_free = engine_kv_memory(row.backend)
     for lay, ctx in ((pl, row.isl), (dl, row.isl + row.osl)):  # each pool must hold its model
+        frac, of_free = row_kv_memory(row, gpu, lay, _cost(row, model, gpu, lay))
         mem = plan_memory(
             model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, context=ctx,
             mem_fraction=frac, of_free=of_free,

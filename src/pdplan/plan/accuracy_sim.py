@@ -11,7 +11,7 @@ from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.measured import MeasuredRow
-from pdplan.perf.memory import engine_kv_memory, engine_reserves_output_kv, plan_memory
+from pdplan.perf.memory import engine_reserves_output_kv, plan_memory
 from pdplan.plan.accuracy import (
     Prediction,
     check_row_deployment,
@@ -19,6 +19,7 @@ from pdplan.plan.accuracy import (
     is_blackwell,
     is_inferencemax,
     kv_dtype_for,
+    row_kv_memory,
 )
 from pdplan.plan.row_recipe import row_gate, row_recipe_eff
 from pdplan.plan.row_spec import draft_layers, row_cost_model
@@ -95,7 +96,7 @@ def _instance(
     kvd = kv_dtype_for(row)
     eff = row_recipe_eff(row, eff or get_efficiency(row.backend, gpu.name, gpu.hbm_gib))
     cm = row_cost_model(row, model, gpu, lay, eff)
-    frac, of_free = engine_kv_memory(row.backend)
+    frac, of_free = row_kv_memory(row, gpu, lay, cm)
     mem = plan_memory(
         model,
         gpu,

@@ -17,6 +17,7 @@ __all__ = [
     "is_blackwell",
     "is_inferencemax",
     "kv_dtype_for",
+    "recipe_mem_fraction",
 ]
 
 
@@ -93,6 +94,28 @@ def _release(version: str) -> tuple[int, int] | None:
     if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
         return None
     return int(parts[0]), int(parts[1])
+
+
+# InferenceMAX's SGLang DeepSeek-R1 recipes on B200 / B300 pass --mem-fraction-static (InferenceX
+# benchmarks/single_node/fixed_seq_len/dsr1_fp{4,8}_b{2,3}00.sh): FP4 0.85 at every TP and with
+# attention DP; FP8 0.82 at TP8 and 0.95 at TP4, which that branch needs: its 157 GiB of FP8
+# weights per GPU leave no KV pool under SGLang's own default (0.856 on a B200 at TP4,
+# perf.sglang_memory). Fraction of the device, as --mem-fraction-static always is.
+_DSR1_MEM_FRACTION = {"fp4": 0.85, ("fp8", 8): 0.82, ("fp8", 4): 0.95}
+
+
+def recipe_mem_fraction(row: MeasuredRow) -> float | None:
+    """The --mem-fraction-static the row's InferenceMAX SGLang recipe passes, or None (the
+    engine's default rule applies)."""
+    if not (row.backend == "sglang" and is_inferencemax(row) and is_blackwell(row)):
+        return None
+    name, dtype = row.model_path.lower(), (row.weight_dtype or "").lower()
+    if row.layout is None or not ("deepseek-r1" in name or "deepseek-v3" in name):
+        return None
+    if dtype in ("fp4", "nvfp4"):
+        return _DSR1_MEM_FRACTION["fp4"]
+    key = ("fp8", row.layout.stage_gpus) if dtype.startswith("fp8") else None
+    return _DSR1_MEM_FRACTION.get(key) if key else None
 
 
 def _sglang_dsa_fp8(row: MeasuredRow) -> bool:

@@ -162,12 +162,13 @@ def _make(
     chk = require_valid(m, layout, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
     for text in chk.warnings:
         warned[f"layout {layout} on {g.name}: {text}"] = None
-    frac, of_free = engine_kv_memory(engine)
     drafts = 0 if spec is None else spec.draft_layers  # the head's weights and KV layer
-    mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free,
-                      draft_layers=drafts)  # fmt: skip
     args = (m, g, layout, engine, weight_dtype, kv_dtype)
     cm = CostModel(*args) if spec is None else SpecCostModel(*args, spec=spec)
+    frac, of_free = engine_kv_memory(engine, g, layout, chunk_tokens=cm.eff.prefill_chunk,
+                                     speculative=spec is not None)  # fmt: skip
+    mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free,
+                      draft_layers=drafts)  # fmt: skip
     return cm, int(mem.kv_capacity_tokens)
 
 

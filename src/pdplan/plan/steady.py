@@ -12,7 +12,7 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
-from pdplan.perf.memory import plan_memory
+from pdplan.perf.memory import MemoryPlan, engine_kv_memory, plan_memory
 from pdplan.perf.spec_decode import SpecCostModel, parse_spec
 
 __all__ = ["estimate_deployment", "layout_warnings", "valid_layout"]
@@ -54,10 +54,21 @@ def _cost(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> CostMode
     return CostModel(*args) if kw["spec"] is None else SpecCostModel(*args, spec=kw["spec"])
 
 
+def _mem(
+    m: ModelSpec, g: GPUSpec, lay: Layout, cm: CostModel, kw: dict[str, Any], context: int
+) -> MemoryPlan:
+    """Memory of one instance as its engine sizes the KV pool by default (vLLM 0.9 of the
+    device, TensorRT-LLM 0.9 of what is free, SGLang its own rule for the launch)."""
+    frac, of_free = engine_kv_memory(kw["engine"], g, lay, chunk_tokens=cm.eff.prefill_chunk,
+                                     speculative=kw["spec"] is not None)  # fmt: skip
+    return plan_memory(m, g, lay, kw["weight_dtype"], kw["kv_dtype"], context=context,
+                       draft_layers=_drafts(kw), mem_fraction=frac, of_free=of_free)  # fmt: skip
+
+
 def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str, Any]:
-    isl, osl, wd, kvd = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"]
+    isl, osl = kw["isl"], kw["osl"]
     cm = _cost(m, g, lay, kw)
-    mem = plan_memory(m, g, lay, wd, kvd, context=isl + osl, draft_layers=_drafts(kw))
+    mem = _mem(m, g, lay, cm, kw, isl + osl)
     est = estimate_agg(
         cm,
         isl,
@@ -71,9 +82,10 @@ def _agg(m: ModelSpec, g: GPUSpec, lay: Layout, kw: dict[str, Any]) -> dict[str,
 
 
 def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]) -> dict[str, Any]:
-    isl, osl, wd, kvd = kw["isl"], kw["osl"], kw["weight_dtype"], kw["kv_dtype"]
+    isl, osl, kvd = kw["isl"], kw["osl"], kw["kv_dtype"]
     np_, nd = kw["prefill_workers"], kw["decode_workers"]
-    pmem = plan_memory(m, g, pl, wd, kvd, context=isl, draft_layers=_drafts(kw))  # refuses
+    pcm, dcm = _cost(m, g, pl, kw), _cost(m, g, dl, kw)
+    pmem = _mem(m, g, pl, pcm, kw, isl)  # refuses
     if pmem.kv_capacity_tokens < isl:  # a prefill instance holds a prompt's KV until it is sent
         raise DoesNotFitError(
             f"KV capacity {pmem.kv_capacity_tokens:,} tokens per prefill instance holds no "
@@ -81,11 +93,10 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
             need_bytes=isl * pmem.kv_bytes_per_token,
             have_bytes=pmem.kv_bytes,
         )
-    dmem = plan_memory(m, g, dl, wd, kvd, context=isl + osl, draft_layers=_drafts(kw))
+    dmem = _mem(m, g, dl, dcm, kw, isl + osl)
     xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
-    dcm = _cost(m, g, dl, kw)
     est = estimate_disagg(
-        _cost(m, g, pl, kw),  # with speculation it runs the draft head over the prompt too
+        pcm,  # with speculation it runs the draft head over the prompt too
         dcm,
         isl,
         osl,
