@@ -116,9 +116,10 @@ def test_a_disagg_pool_that_does_not_fit_is_refused_by_both_predictors() -> None
 
     from pdplan.errors import DoesNotFitError
 
-    # DeepSeek-R1 FP8 on one GB200 per DP rank: ~170 GiB of weights per GPU before any KV
+    # DeepSeek-R1 FP8 on one B200 per DP rank: ~170 GiB of weights per GPU before any KV, which
+    # even the raised 0.95 of 180 GiB (RAISED_MEM_FRACTION) cannot hold with its reserve
     row = replace(
-        _row(8), model_path="deepseek-ai/DeepSeek-R1", system="gb200", mode="disagg",
+        _row(8), model_path="deepseek-ai/DeepSeek-R1", system="b200_sxm", mode="disagg",
         weight_dtype="fp8", layout=None, prefill_layout=Layout(dp=4),
         decode_layout=Layout(tp=8), prefill_workers=1, decode_workers=1,
     )  # fmt: skip
@@ -190,3 +191,28 @@ def _kv_tokens(row: MeasuredRow) -> int:
     from pdplan.plan.accuracy_sim import _instances
 
     return _instances(row, None)[0][0].kv_capacity_tokens
+
+
+def test_a_launch_the_default_leaves_no_kv_ran_with_a_raised_fraction() -> None:
+    from dataclasses import replace
+
+    from pdplan.catalog.gpus import get_gpu
+    from pdplan.catalog.models import get_model
+    from pdplan.plan.accuracy import RAISED_MEM_FRACTION, row_kv_memory
+    from pdplan.plan.row_spec import row_cost_model
+
+    # DeepSeek-R1 FP8 at TP4 on GB200 under SGLang: its default rule (0.86 of 185 GiB) leaves no
+    # KV beside ~157 GiB of weights per GPU; the measured run fit, so it raised the fraction
+    row = replace(
+        _row(8), backend="sglang", model_path="deepseek-ai/DeepSeek-R1", system="gb200",
+        weight_dtype="fp8", layout=Layout(tp=4),
+    )  # fmt: skip
+    gpu, model = get_gpu("gb200"), get_model("deepseek-r1")
+    cm = row_cost_model(row, model, gpu, Layout(tp=4))
+    assert row_kv_memory(row, gpu, Layout(tp=4), cm) == (RAISED_MEM_FRACTION, False)
+    assert simulate_measured_row(row).ttft_ms > 0
+    # one that fits under the default keeps it
+    small = replace(row, model_path="Qwen/Qwen3-32B", weight_dtype=None)
+    frac, _ = row_kv_memory(small, gpu, Layout(tp=4), row_cost_model(
+        small, get_model("qwen3-32b"), gpu, Layout(tp=4)))  # fmt: skip
+    assert frac < RAISED_MEM_FRACTION
