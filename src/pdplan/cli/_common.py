@@ -35,6 +35,15 @@ console = Console(width=None if sys.stdout.isatty() else 160, markup=False, emoj
 err_console = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
 
 
+# --mem-fraction (simulate, estimate): the engine's KV-sizing flag, as each engine reads it
+MEM_FRACTION_HELP = (
+    "the engine's KV-cache memory fraction: of the device for vllm (--gpu-memory-utilization, "
+    "default 0.9) and sglang (--mem-fraction-static, default its own rule: ~0.82 on H100, "
+    "0.85 on B200), of what the weights leave free for trtllm "
+    "(kv_cache_free_gpu_memory_fraction, default 0.9)"
+)
+
+
 def num(x: float) -> str:
     """A value for a table: whole with thousands separators from 100 up, else 3 significant
     digits (0.32, 1.5, 4.2e-05), so a small non-zero value never prints as 0."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._common import context_warning, emit, warn
+from pdplan.cli._common import MEM_FRACTION_HELP, context_warning, emit, warn
 from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT_HELP
 
@@ -52,6 +52,9 @@ def estimate_cmd(
         min=1.0,
         help="benchmark length in rounds of C requests; its start-up burst is averaged into "
         "TTFT (default: the engine's calibrated value; a large value gives pure steady state)",
+    ),
+    mem_fraction: float | None = typer.Option(
+        None, "--mem-fraction", min=0.05, max=1.0, help=MEM_FRACTION_HELP
     ),
     spec_decode: str | None = typer.Option(
         None,
@@ -101,6 +104,7 @@ def estimate_cmd(
         "kv_dtype": kv_dtype,
         "rounds": rounds,
         "spec_decode": spec_decode,
+        "mem_fraction": mem_fraction,
     }
     out = _estimate(spec, g, lays, kw)
     out["warnings"] = said  # also on stderr, as `pdplan ratio` gives them

@@ -11,7 +11,7 @@ from pdplan.errors import ConfigError
 from pdplan.perf.spec_decode import parse_spec
 from pdplan.sim import SimConfig, SimResult, simulate
 
-from ._common import console, context_warning, warn
+from ._common import MEM_FRACTION_HELP, console, context_warning, warn
 from ._simulate_checks import (
     check_options,
     check_outputs,
@@ -37,7 +37,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     cluster = build_cluster(
         model, gpu, deployment, o["engine"], weight_dtype=o["weight_dtype"],
         kv_dtype=o["kv_dtype"], chunk=o["chunk"], max_batch=o["max_batch"],
-        placement=o["placement"], spec_decode=o["spec_decode"],
+        placement=o["placement"], spec_decode=o["spec_decode"], mem_fraction=o["mem_fraction"],
     )  # fmt: skip
     for text in cluster.warnings:
         warn(text)
@@ -194,6 +194,9 @@ def register(app: typer.Typer) -> None:
             help="most running sequences per instance "
             "(default: the engine's max_num_seqs / max_running_requests / max_batch_size, x DP)",
         ),
+        mem_fraction: float = typer.Option(
+            None, "--mem-fraction", min=0.05, max=1.0, help=MEM_FRACTION_HELP
+        ),
         pairing: str = typer.Option(
             "least_tokens",
             "--pairing",
@@ -282,7 +285,7 @@ def register(app: typer.Typer) -> None:
             "timeline_out": timeline_out, "sample_interval": sample_interval, "rate": rate,
             "clients": clients, "fmt": fmt, "mapping": mapping, "skip_bad": skip_bad,
             "seed": seed, "placement": placement, "spec_decode": spec_decode,
-            "adp_balance": adp_balance, "batch_wait": batch_wait,
+            "adp_balance": adp_balance, "batch_wait": batch_wait, "mem_fraction": mem_fraction,
         }  # fmt: skip
         check_options(opts)
         _run(model, gpu, deployment, workload, opts)

@@ -73,6 +73,7 @@ def build_cluster(
     max_batch: int | None = None,
     placement: str = "packed",
     spec_decode: str | None = None,
+    mem_fraction: float | None = None,
 ) -> Cluster:
     """Instances of `deployment` ('tp4x2', '4P:tp4+8D:tp8', '@GPU' per pool) of `model` on
     `gpu` served by `engine`. Every layout is checked on its GPU (TP must divide the heads,
@@ -82,7 +83,10 @@ def build_cluster(
     placement: "packed" (pool after pool on the nodes) or "mixed" (P and D share nodes, so a
     local pairing moves KV over NVLink; sim.placement); spec_decode: 'METHOD:K[:ACCEPTANCE]'
     (perf.spec_decode.parse_spec), every instance decodes speculatively; kv_dtype None: the
-    checkpoint's KV directive, else BF16 (ModelSpec.serving_kv_dtype)."""
+    checkpoint's KV directive, else BF16 (ModelSpec.serving_kv_dtype); mem_fraction: the
+    engine's KV sizing fraction (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static:
+    of the device; TensorRT-LLM kv_cache_free_gpu_memory_fraction: of what weights leave),
+    else the engine's default (perf.memory.engine_kv_memory)."""
     m = get_model(model)
     kv_dtype = kv_dtype or m.serving_kv_dtype
     spec = parse_spec(spec_decode or "")
@@ -99,7 +103,7 @@ def build_cluster(
             f"--gpu {gpu} is not used: every pool names its own GPU "
             f"({', '.join(sorted({str(p.gpu) for p in pools}))})"
         ] = None
-    make = partial(_make, m, hw, engine, weight_dtype, kv_dtype, warned, spec)
+    make = partial(_make, m, hw, engine, weight_dtype, kv_dtype, warned, spec, mem_fraction)
     kw: dict[str, Any] = {}
     if chunk and eff.chunked:
         kw["chunk_budget"] = chunk  # else agg pools chunk at the engine's budget (x DP)
@@ -152,6 +156,7 @@ def _make(
     kv_dtype: str,
     warned: dict[str, None],
     spec: SpecDecode | None,
+    mem_fraction: float | None,
     role: str,
     layout: Layout,
     on: str | None = None,
@@ -167,6 +172,7 @@ def _make(
     cm = CostModel(*args) if spec is None else SpecCostModel(*args, spec=spec)
     frac, of_free = engine_kv_memory(engine, g, layout, chunk_tokens=cm.eff.prefill_chunk,
                                      speculative=spec is not None)  # fmt: skip
+    frac = frac if mem_fraction is None else mem_fraction
     mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free,
                       draft_layers=drafts)  # fmt: skip
     return cm, int(mem.kv_capacity_tokens)

@@ -61,6 +61,7 @@ def _mem(
     device, TensorRT-LLM 0.9 of what is free, SGLang its own rule for the launch)."""
     frac, of_free = engine_kv_memory(kw["engine"], g, lay, chunk_tokens=cm.eff.prefill_chunk,
                                      speculative=kw["spec"] is not None)  # fmt: skip
+    frac = frac if kw.get("mem_fraction") is None else kw["mem_fraction"]
     return plan_memory(m, g, lay, kw["weight_dtype"], kw["kv_dtype"], context=context,
                        draft_layers=_drafts(kw), mem_fraction=frac, of_free=of_free)  # fmt: skip
 
@@ -137,10 +138,13 @@ def estimate_deployment(
     kv_dtype: str = "bf16",
     rounds: float | None = None,
     spec_decode: str | None = None,
+    mem_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Steady state of C closed-loop clients at fixed ISL/OSL. Aggregated when both
     prefill_layout and decode_layout are None, else disaggregated; spec_decode
-    'METHOD:K[:ACCEPTANCE]' decodes speculatively (perf.spec_decode). JSON-able dict (the
+    'METHOD:K[:ACCEPTANCE]' decodes speculatively (perf.spec_decode); mem_fraction overrides
+    the engine's KV-sizing fraction (sim_deploy.build_cluster says how each engine reads it).
+    JSON-able dict (the
     Estimate object under "est" is replaced by its dict under "estimate")."""
     kw = {
         "spec": parse_spec(spec_decode or ""),
@@ -151,6 +155,7 @@ def estimate_deployment(
         "weight_dtype": weight_dtype,
         "kv_dtype": kv_dtype,
         "rounds": rounds,
+        "mem_fraction": mem_fraction,
         "prefill_workers": prefill_workers,
         "decode_workers": decode_workers,
     }

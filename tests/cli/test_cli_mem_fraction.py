@@ -1,0 +1,59 @@
+"""`--mem-fraction` on estimate and simulate: the engine's KV-sizing flag, read as it reads it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pdplan.catalog.gpus import get_gpu
+from pdplan.catalog.models import get_model
+from pdplan.cli import main
+from pdplan.parallel.layout import Layout
+from pdplan.perf.memory import GiB, plan_memory
+from pdplan.perf.sglang_memory import sglang_mem_fraction
+
+EST = ("estimate", "--model", "qwen3-32b", "--gpu", "h100", "--layout", "tp2", "--isl", "2048",
+       "--osl", "256", "-c", "64", "--json")  # fmt: skip
+
+
+def _kv(capsys: pytest.CaptureFixture[str], *args: str) -> int:
+    assert main([*EST, *args]) == 0
+    return int(json.loads(capsys.readouterr().out)["memory"]["kv_capacity_tokens"])
+
+
+def test_estimate_sizes_kv_as_the_engine_does(capsys: pytest.CaptureFixture[str]) -> None:
+    m, g, lay = get_model("qwen3-32b"), get_gpu("h100"), Layout(tp=2)
+    sglang = _kv(capsys, "--engine", "sglang")
+    frac = sglang_mem_fraction(g.hbm_gib, lay, chunk=8192)
+    assert sglang == plan_memory(m, g, lay, mem_fraction=frac, context=2304).kv_capacity_tokens
+    assert _kv(capsys, "--engine", "vllm") > sglang  # 0.9 of the device against 0.834
+    trt = _kv(capsys, "--engine", "trtllm")  # 0.9 of what the weights leave free
+    free = plan_memory(m, g, lay, mem_fraction=0.9, of_free=True, context=2304)
+    assert trt == free.kv_capacity_tokens
+
+
+def test_mem_fraction_overrides_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+    low, high = (_kv(capsys, "--engine", "sglang", "--mem-fraction", f) for f in ("0.7", "0.95"))
+    default = _kv(capsys, "--engine", "sglang")
+    assert low < default < high
+    # 0.25 of 80 GiB more on each GPU, each holding its half of a token's BF16 KV at TP2
+    per_tok_per_gpu = get_model("qwen3-32b").kv_bytes_per_token("bf16") / 2
+    assert high - low == pytest.approx(0.25 * 80 * GiB / per_tok_per_gpu, rel=0.01)
+
+
+def test_mem_fraction_out_of_range_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*EST, "--mem-fraction", "1.2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "--mem-fraction" in err and err.count("\n") == 1
+
+
+def test_simulate_mem_fraction_changes_what_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    wl = "closed:c=256,n=600,isl=4096,osl=256"
+    base = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h100", "--deployment", "tp1",
+            "--engine", "sglang", "--workload", wl, "--json"]  # fmt: skip
+    running = []
+    for frac in ("0.5", "0.95"):
+        assert main([*base, "--mem-fraction", frac]) == 0
+        running.append(json.loads(capsys.readouterr().out)["instances"][0]["mean_running"])
+    assert running[0] < running[1]  # a smaller pool holds fewer of the 256 clients at once
