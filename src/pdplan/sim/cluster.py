@@ -87,7 +87,8 @@ class Simulator(HandoffMixin, SwitchingMixin):
             for _ in range(c):
                 self._issue(0.0)
         elif self.n_issued_max:
-            self._times_l = memoryview(array("d", self._times))  # fast scalar access
+            # fast scalar access; built from the float64 bytes (not numpy scalar by scalar)
+            self._times_l = memoryview(array("d", self._times.tobytes()))
             sched(self._times_l[0], PRIO_ARRIVAL, self._arrive_chain, 0)
         for sw in self.cfg.switches:
             sched(sw.time_s, PRIO_CONTROL, self._begin_switch, sw)
