@@ -19,8 +19,13 @@ def steps_within(dt: float, a: float, cb: float, c0: float) -> int:
     # cb/2 n^2 + (first - cb/2) n - dt <= 0
     h = first - 0.5 * cb
     n = int((-h + math.sqrt(h * h + 2.0 * cb * dt)) / cb)
-    while n > 0 and n * first + cb * n * (n - 1) * 0.5 > dt:  # float guard
+    # the guards in floats: m is n exactly (n < 2**53), and float x float is the same product
+    # as float x int (which converts the int first), without the slow mixed-type operator
+    m = float(n)
+    while m > 0.0 and m * first + cb * m * (m - 1.0) * 0.5 > dt:  # float guard
         n -= 1
-    while (n + 1) * first + cb * (n + 1) * n * 0.5 <= dt:
+        m -= 1.0
+    while (m + 1.0) * first + cb * (m + 1.0) * m * 0.5 <= dt:
         n += 1
+        m += 1.0
     return n
