@@ -197,14 +197,31 @@ class Network:
         now = self.sim.loop.now
         self._armed = _INF
         transfers = self.transfers
-        if len(transfers) == 1:  # the usual lone transfer: no scan
-            done = list(transfers)
-            if done[0].t_end + done[0].lat > now:
-                done = []
-        else:
-            done = [tr for tr in transfers if tr.t_end + tr.lat <= now]
         self._held += 1  # deliveries may start transfers: reshare and re-arm once, below
+        if len(transfers) == 1:  # the usual lone transfer: no scan, no list of the done
+            (tr,) = transfers
+            if tr.t_end + tr.lat <= now:
+                transfers.clear()
+                del tr.l0.active[tr]  # its links carry only it: none left to reshare
+                del tr.l1.active[tr]
+                self.sim.on_transfer_done(tr.rid, tr.src, tr.dst, tr.t_end)
+        else:
+            self._complete(now)
+        self._held -= 1  # flush(), inlined (nothing else holds during an event)
         dirty = self._dirty
+        if dirty:
+            for link in dirty:
+                _settle_reshare(link, now)
+            dirty.clear()
+        if transfers:
+            self._arm()
+        else:
+            self._changed = False  # _arm of an idle network: nothing to schedule
+
+    def _complete(self, now: float) -> None:
+        """Let every transfer done by `now` go (in start order); its links are reshared."""
+        transfers, dirty = self.transfers, self._dirty
+        done = [tr for tr in transfers if tr.t_end + tr.lat <= now]
         for tr in done:
             del transfers[tr]
             a, b = tr.l0, tr.l1
@@ -217,15 +234,6 @@ class Network:
         on_done = self.sim.on_transfer_done
         for tr in done:
             on_done(tr.rid, tr.src, tr.dst, tr.t_end)
-        self._held -= 1  # flush(), inlined (nothing else holds during an event)
-        if dirty:
-            for link in dirty:
-                _settle_reshare(link, now)
-            dirty.clear()
-        if transfers:
-            self._arm()
-        else:
-            self._changed = False  # _arm of an idle network: nothing to schedule
 
 
 def _settle_reshare(link: Link, now: float) -> None:
