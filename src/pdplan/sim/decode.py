@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape
 from pdplan.sim.kernel import PRIO_BOUNDARY
-from pdplan.sim.runs import RUN_PACK
+from pdplan.sim.runs import RUN_PACK, RUN_PACK2
 from pdplan.sim.state import DONE
 from pdplan.sim.steps import steps_within
 
@@ -19,6 +19,7 @@ __all__ = ["DecodeMixin"]
 
 _NONE: list[int] = []  # shared empty run_fresh (never mutated)
 _pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
+_pack2 = RUN_PACK2  # two records at once
 
 
 class DecodeMixin:
@@ -206,10 +207,14 @@ class DecodeMixin:
             w = self.first_w
             if n and self.join_stall:
                 w -= self._joiner_gaps(lo + st)
-            if w > 0:
+            if w <= 0:
+                if n > 1:
+                    self.itl_put(_pack(lo + c * b, lo + c * (n - 1) * b, n - 1, b))
+            elif n > 1:  # both runs: one pack and one append of their 32 bytes
+                g = lo + st
+                self.itl_put(_pack2(g, g, 1, w, lo + c * b, lo + c * (n - 1) * b, n - 1, b))
+            else:
                 self.itl_put(_pack(lo + st, lo + st, 1, w))
-            if n > 1:
-                self.itl_put(_pack(lo + c * b, lo + c * (n - 1) * b, n - 1, b))
         self.busy_s += t_end - self.tK
         if self.tracer is not None:
             self.tracer.append((self.idx, "decode", self.tK, t_end - self.tK, n, b))
