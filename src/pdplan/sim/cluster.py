@@ -8,6 +8,8 @@ from collections import deque
 from collections.abc import Callable
 from heapq import heappush
 
+import numpy as np
+
 from pdplan.sim.arrivals import Arrivals
 from pdplan.sim.config import SimConfig
 from pdplan.sim.engine import Instance
@@ -33,10 +35,10 @@ class Simulator(HandoffMixin, SwitchingMixin):
     """Wires instances, router, network and metrics together; `run()` then `result()`."""
 
     __slots__ = tuple(
-        "_evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t _least_pair "
-        "_least_route _next _parked _detours _pending_roles _seq _times _times_l _unrouted "
-        "_until area arrivals cap_limit cfg d_cands d_cap_min drop_reasons dropped finished "
-        "inst itl loop n_issued_max net "
+        "_d_fit_all _evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t "
+        "_least_pair _least_route _need_max _next _parked _detours _pending_roles _seq _times "
+        "_times_l _unrouted _until area arrivals cap_limit cfg d_cands d_cap_min drop_reasons "
+        "dropped finished inst itl loop n_issued_max net "
         "nsys p_cands pairer preemptions req pf_caches router switch_log t_left tracer wl ".split()
     )
 
@@ -46,6 +48,8 @@ class Simulator(HandoffMixin, SwitchingMixin):
         self.loop = EventLoop()
         self._heap, self._seq = self.loop.heap, self.loop.seq
         self.req = Requests(wl.input_len, wl.output_len)
+        need = self.req.column("inp").astype(np.int64) + self.req.column("out")
+        self._need_max = int(need.max()) if len(need) else 0  # most prompt + output tokens
         self.itl = RunLog()
         self.tracer: list[tuple] | None = [] if cfg.trace else None
         self.pf_caches: dict[int, dict] = {}  # id(step model) -> prefill step-time memo
@@ -116,6 +120,7 @@ class Simulator(HandoffMixin, SwitchingMixin):
         self.p_cands = [i for i in ok if i.role in ("prefill", "agg")]
         self.d_cands = [i for i in ok if i.role == "decode"]
         self.d_cap_min = min((i.cap for i in self.d_cands), default=0)  # tokens (HandoffMixin)
+        self._d_fit_all = self.d_cap_min >= self._need_max  # every request fits every one
         # prompt + output must fit a decode instance's KV (tokens); while none is there or
         # coming (all switching; requests wait for one), any may become one: take the largest
         dec = [i.cap for i in self.inst if i.role in ("decode", "agg") or i.next_role == "decode"]

@@ -46,9 +46,11 @@ class HandoffMixin:
         """Choose the decode instance of a prefilled request and queue it there."""
         r = r or self.req
         cands = self.d_cands
-        if cands and self.d_cap_min < r.inp[rid] + r.out[rid]:  # a role switch brought a
-            need = r.inp[rid] + r.out[rid]  # small one: only those with room for its prompt
-            cands = [c for c in cands if c.cap >= need]  # and output in their KV
+        # a role switch brought a small decode instance: only those with room for its prompt
+        # and output in their KV (_d_fit_all: none is too small for any request, no lookups)
+        if not self._d_fit_all and cands and self.d_cap_min < r.inp[rid] + r.out[rid]:
+            need = r.inp[rid] + r.out[rid]
+            cands = [c for c in cands if c.cap >= need]
         if not cands:
             self._parked[rid] = self.loop.now  # waits, holding its KV on p, for a decode one
             return
