@@ -210,7 +210,8 @@ class Instance(
                 self.kv_used += todo + done
                 started.add(rid)
                 self.prefilling += 1
-                if r.pf_start[rid] != r.pf_start[rid]:  # NaN: its first chunk starts now
+                ps = r.pf_start[rid]
+                if ps != ps:  # NaN: its first chunk starts now
                     r.pf_start[rid] = self.tK
             batch.append((rid, take, done))
             left -= take
