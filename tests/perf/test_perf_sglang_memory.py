@@ -76,3 +76,13 @@ def test_sglang_default_holds_less_kv_than_vllm_on_h100() -> None:
         kv[eng] = plan_memory(m, g, lay, mem_fraction=frac, of_free=of_free).kv_capacity_tokens
     # 0.834 against 0.9 of 80 GiB: 5.3 GiB per GPU less, 2 x 5.3 GiB / 128 KiB per token
     assert 0.7 * kv["vllm"] < kv["sglang"] < 0.9 * kv["vllm"]
+
+
+def test_does_not_fit_names_the_fraction_behind_the_reserve() -> None:
+    from pdplan.errors import DoesNotFitError
+
+    m, g, lay = get_model("llama-3.1-70b"), get_gpu("h100"), Layout(tp=2)
+    frac, of_free = engine_kv_memory("sglang", g, lay)
+    with pytest.raises(DoesNotFitError, match=rf"memory fraction {frac:.3g} keeps out"):
+        plan_memory(m, g, lay, mem_fraction=frac, of_free=of_free)
+    plan_memory(m, g, lay, mem_fraction=0.9)  # vLLM's 0.9 holds its 65.7 GiB per GPU

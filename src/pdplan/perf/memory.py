@@ -264,7 +264,9 @@ def plan_memory(
             f"(weights {weights / GiB:.1f}"
             + (f", of which a {draft_layers}-layer draft head {head / GiB:.1f}" if head else "")
             + f" + activations {act / GiB:.1f} + runtime "
-            f"{RUNTIME_OVERHEAD_BYTES / GiB:.1f} + reserve {reserve / GiB:.1f}), has "
+            f"{RUNTIME_OVERHEAD_BYTES / GiB:.1f} + reserve {reserve / GiB:.1f}: the "
+            f"{1.0 - mem_fraction:.3g} of {'the memory left free' if of_free else 'the device'} "
+            f"that the engine's memory fraction {mem_fraction:.3g} keeps out), has "
             f"{hbm / GiB:.0f} GiB on {gpu.name}: short by {(used - hbm) / GiB:.1f} GiB "
             f"({layout}, {wdt.upper()} weights)",
             need_bytes=used,
