@@ -57,3 +57,21 @@ def test_simulate_mem_fraction_changes_what_runs(capsys: pytest.CaptureFixture[s
         assert main([*base, "--mem-fraction", frac]) == 0
         running.append(json.loads(capsys.readouterr().out)["instances"][0]["mean_running"])
     assert running[0] < running[1]  # a smaller pool holds fewer of the 256 clients at once
+
+
+def test_the_default_layout_is_picked_with_the_engines_kv_sizing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["estimate", "--model", "mistral-large-2407", "--gpu", "h100", "--isl", "8000",
+            "--osl", "1000", "-c", "16", "--json"]  # fmt: skip
+    picked = {}
+    for eng in ("vllm", "sglang"):
+        assert main([*args, "--engine", eng]) == 0
+        picked[eng] = json.loads(capsys.readouterr().out)
+    # 123B BF16 at TP4 leaves 0.9 of an H100 room for 16 requests of 9,000 tokens, SGLang's
+    # 0.825 room for 8: SGLang's default widens to TP8, and says why
+    assert picked["vllm"]["layout"] == "tp4"
+    assert picked["sglang"]["layout"] == "tp8"
+    assert "tp4 leaves KV room for only" in picked["sglang"]["layout_note"]
+    assert main([*args, "--engine", "sglang", "--mem-fraction", "0.9"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == "tp4"  # the flag set as vLLM's

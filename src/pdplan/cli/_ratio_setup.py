@@ -25,7 +25,8 @@ def _layout(
         drafts = 0  # a decode instance that drafts (--spec-decode) also holds the draft head
         if key == "decode_layout" and opts.get("spec_decode"):
             drafts = parse_spec(opts["spec_decode"]).draft_layers  # type: ignore[union-attr]
-        return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need, draft_layers=drafts)
+        return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need, draft_layers=drafts,
+                              engine=opts["engine"])  # fmt: skip
     lay = valid_layout(spec, gpu, opts[key])
     option = "--" + key.replace("_", "-")
     require_fit(spec, gpu, lay, option, kv_dtype=opts["kv_dtype"], tokens=need.tokens,

@@ -89,7 +89,7 @@ def estimate_cmd(
     sd = parse_spec(spec_decode or "")  # checked before any layout is picked
     lays, note = _layouts(
         spec, g, given if disagg else {"--layout": layout}, (weight_dtype, kv_dtype), needs,
-        0 if sd is None else sd.draft_layers,
+        0 if sd is None else sd.draft_layers, (engine, mem_fraction),
     )  # fmt: skip
     said += _warn_layouts(spec, g, lays, isl, osl)
     said += _idle_workers(concurrency, prefill_workers, decode_workers)
@@ -134,11 +134,13 @@ def _layouts(
     dtypes: tuple[str | None, str],
     needs: dict[str, Any],
     drafts: int = 0,
+    sizing: tuple[str | None, float | None] = (None, None),
 ) -> tuple[dict[str, Any], str | None]:
     """Each layout option's Layout: as given (checked), else the default `pdplan ratio` picks
     (plan.layout_pick.default_layout, holding `needs`' KV room); and why the default is not
     tp4, when it is not. `dtypes`: (weight dtype or None, KV dtype); `drafts`: draft-head
-    layers a decoding instance holds (--spec-decode)."""
+    layers a decoding instance holds (--spec-decode); `sizing`: (engine, --mem-fraction), how
+    each candidate's KV pool is sized."""
     from pdplan.plan.layout_pick import default_layout
     from pdplan.plan.steady import valid_layout
 
@@ -158,6 +160,8 @@ def _layouts(
             wd,
             need=needs[opt],
             draft_layers=drafts,  # a prefill instance runs (and holds) the head too
+            engine=sizing[0],
+            mem_fraction=sizing[1],
         )
         for opt, text in given.items()
     }

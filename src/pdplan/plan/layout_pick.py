@@ -147,13 +147,17 @@ def default_layout(
     weight_dtype: str | None = None,
     need: KVNeed | None = None,
     draft_layers: int = 0,
+    engine: str | None = None,
+    mem_fraction: float | None = None,
 ) -> Layout:
     """DEFAULT_LAYOUT when it holds the weights and `need`'s KV room, else the first of wider
     TP in the node, then PP across nodes, that does; when none leaves that room, the one that
     holds the most requests (`need` None: the weights alone). Why it is not the first layout
     tried goes to `picked` (once). `draft_layers`: a speculative draft head the instance
-    also holds (its weights and KV layer, perf.memory.plan_memory)."""
-    from pdplan.perf.memory import plan_memory
+    also holds (its weights and KV layer, perf.memory.plan_memory). `engine` sizes each
+    layout's KV pool as that engine does by default (perf.memory.engine_kv_memory; None: 0.9
+    of the device), `mem_fraction` as its flag set so."""
+    from pdplan.perf.memory import engine_kv_memory, plan_memory
 
     need, cands = need or KVNeed(), _candidates(spec, gpu)
     why: list[str] = []
@@ -163,9 +167,12 @@ def default_layout(
     short: list[tuple[Layout, MemoryPlan]] = []  # weights fit, KV room short of `wanted`
     last: DoesNotFitError | None = None
     for lay in (c for c in cands if valid(spec, gpu, c)):
+        frac, of_free = engine_kv_memory(engine or "", gpu, lay, speculative=draft_layers > 0)
+        frac = frac if mem_fraction is None else mem_fraction
         try:
             mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=need.tokens or None,
-                              draft_layers=draft_layers)  # fmt: skip
+                              draft_layers=draft_layers, mem_fraction=frac,
+                              of_free=of_free)  # fmt: skip
         except DoesNotFitError as e:
             why.append(f"{lay} does not fit ({str(e).removeprefix('does not fit: ')})")
             last = e
