@@ -7,7 +7,8 @@ from pdplan.parallel.layout import Layout
 __all__ = ["sglang_cuda_graph_max_bs", "sglang_default_chunk", "sglang_mem_fraction"]
 
 # SGLang ServerArgs._handle_gpu_memory_settings (python/sglang/srt/server_args.py, since
-# sgl-project/sglang#10975 "General heuristics for --mem-fraction-static", v0.5.4 on): with no
+# sgl-project/sglang#10975 "General heuristics for --mem-fraction-static", 2025-09-27, with
+# #11076's 512 MiB constant and 1/8 parallel term; v0.5.4 on): with no
 # --mem-fraction-static given, the KV pool is what is left of
 #     mem_fraction_static = (gpu_mem - reserved_mem) / gpu_mem          (gpu_mem in MiB)
 # after the weights (ModelRunner.profile_max_num_token: rest = free after loading - total x
@@ -18,8 +19,10 @@ __all__ = ["sglang_cuda_graph_max_bs", "sglang_default_chunk", "sglang_mem_fract
 #   + tp_size x pp_size / 8 x 1024          "adjustments for large parallel size"
 #   + (DP attention) 3 x bs x dp_size, and 1.5 x bs x dp_size more when bs > 300
 #   at least 10 GiB on GPUs above 60 GiB; + 2 GiB for an EAGLE / MTP draft model.
-# Older releases (<= v0.5.3) took 0.79-0.88 by TP size; on an 80 GB part at TP8 that is 0.81
-# against 0.818 here, so one rule stands for both.
+# Older releases (<= v0.5.3) took 0.79-0.88 by TP size (0.81 on an 80 GB part at TP8 against
+# 0.819 here; 0.88 at TP1 against 0.836); this rule stands for the releases now served. A user
+# report on a recent release reads 0.828 for Qwen3-32B on an H100 (sgl-project/sglang#29092)
+# where this gives 0.819-0.836 by TP.
 
 # GPU memory buckets -> (chunked_prefill_size, cuda_graph_max_bs below TP4, at TP4 and up):
 # (below_gib, chunk tokens, bs at tp < 4, bs at tp >= 4); the same function, CUDA devices.
