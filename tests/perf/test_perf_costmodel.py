@@ -155,6 +155,11 @@ def test_engine_token_budget_defaults_follow_gpu_memory() -> None:
     assert get_efficiency("vllm", "l40s", 45.0).prefill_chunk == 2048
     assert get_efficiency("vllm", "h200-sxm", 141.0).prefill_chunk == 8192
     assert get_efficiency("vllm", "a100-sxm", 80.0).prefill_chunk == 2048  # A100 exception
+    assert get_efficiency("vllm", "a100-sxm", 80.0).max_seqs == 256  # both of its defaults
+    assert get_efficiency("vllm", "h100-sxm", 80.0).max_seqs == 1024
+    a800 = get_efficiency("vllm", "a800-sxm", 80.0)  # named A800: vLLM's large defaults
+    assert (a800.prefill_chunk, a800.max_seqs) == (8192, 1024)
+    assert get_efficiency("sglang", "a100-40gb", 40.0).prefill_chunk == 4096  # 35-60 GiB
     assert get_efficiency("trtllm", "b200-sxm", 180.0).prefill_chunk == 8192
     # the cost model passes the GPU's memory in
     cm = CostModel(get_model("qwen3-32b"), get_gpu("b200"), Layout(tp=1), "sglang")
