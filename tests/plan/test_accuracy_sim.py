@@ -198,7 +198,7 @@ def test_a_launch_the_default_leaves_no_kv_ran_with_a_raised_fraction() -> None:
 
     from pdplan.catalog.gpus import get_gpu
     from pdplan.catalog.models import get_model
-    from pdplan.plan.accuracy import RAISED_MEM_FRACTION, row_kv_memory
+    from pdplan.plan.row_memory import RAISED_MEM_FRACTION, row_kv_memory
     from pdplan.plan.row_spec import row_cost_model
 
     # DeepSeek-R1 FP8 at TP4 on GB200 under SGLang: its default rule (0.86 of 185 GiB) leaves no

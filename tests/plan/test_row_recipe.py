@@ -14,8 +14,8 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf.efficiency import get_efficiency
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.sglang_memory import sglang_mem_fraction
-from pdplan.plan.accuracy import RAISED_MEM_FRACTION, row_kv_memory
 from pdplan.plan.accuracy_sim import simulate_measured_row
+from pdplan.plan.row_memory import RAISED_MEM_FRACTION, row_kv_memory
 from pdplan.plan.row_recipe import recipe_text, row_gate, row_recipe_eff, row_token_budget
 from pdplan.plan.row_setup import recipe_mem_fraction
 from pdplan.plan.row_spec import row_cost_model

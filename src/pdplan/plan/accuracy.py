@@ -20,8 +20,9 @@ from pdplan.perf.efficiency import get_efficiency
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.measured import MeasuredRow, read_measured
-from pdplan.perf.memory import engine_kv_memory, plan_memory
+from pdplan.perf.memory import plan_memory
 from pdplan.perf.repeats import repeat_spread
+from pdplan.plan.row_memory import row_kv_memory
 from pdplan.plan.row_recipe import recipe_text, row_recipe_eff
 from pdplan.plan.row_setup import (
     INFERENCEMAX_MARKERS,
@@ -30,7 +31,6 @@ from pdplan.plan.row_setup import (
     is_blackwell,
     is_inferencemax,
     kv_dtype_for,
-    recipe_mem_fraction,
 )
 from pdplan.plan.row_spec import draft_layers, row_cost_model, row_spec
 
@@ -45,7 +45,6 @@ __all__ = [
     "kv_dtype_for",
     "predict_row",
     "prediction_record",
-    "row_kv_memory",
     "run_accuracy",
     "simulate_row",
     "summarize",
@@ -127,31 +126,6 @@ def prediction_record(p: Prediction) -> dict[str, object]:
 def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
     eff = row_recipe_eff(row, get_efficiency(row.backend, gpu.name, gpu.hbm_gib))
     return row_cost_model(row, model, gpu, layout, eff)
-
-
-# A measured launch whose engine default leaves no KV pool for one request ran with a raised
-# fraction (SGLang's default is 0.82-0.86 on 80-180 GB parts, perf.sglang_memory): 0.95, as
-# InferenceMAX's SGLang DeepSeek-R1 FP8 TP4 recipe passes for exactly that reason (row_setup).
-RAISED_MEM_FRACTION = 0.95
-
-
-def row_kv_memory(row: MeasuredRow, gpu: GPUSpec, lay: Layout, cm: CostModel) -> tuple[float, bool]:
-    """(mem_fraction, of_free) the row's launch sizes its KV pool with on `lay`: its recipe's
-    --mem-fraction-static where known, else its engine's default (SGLang's depends on the GPU
-    and the launch)."""
-    frac = recipe_mem_fraction(row)
-    if frac is not None:
-        return frac, False
-    drafts = draft_layers(cm)
-    frac, of_free = engine_kv_memory(row.backend, gpu, lay, chunk_tokens=cm.eff.prefill_chunk,
-                                     speculative=bool(drafts))  # fmt: skip
-    if of_free or frac >= RAISED_MEM_FRACTION:
-        return frac, of_free
-    mem = plan_memory(cm.model, gpu, lay, row.weight_dtype, kv_dtype_for(row), check=False,
-                      moe_dtype=row.moe_dtype, mem_fraction=frac, draft_layers=drafts)  # fmt: skip
-    if mem.kv_capacity_tokens < row.isl + row.osl:  # the row ran, so its launch fit: it must
-        return RAISED_MEM_FRACTION, False  # have raised --mem-fraction-static past the default
-    return frac, of_free
 
 
 def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate, int]:

@@ -19,8 +19,8 @@ from pdplan.plan.accuracy import (
     is_blackwell,
     is_inferencemax,
     kv_dtype_for,
-    row_kv_memory,
 )
+from pdplan.plan.row_memory import row_kv_memory
 from pdplan.plan.row_recipe import row_gate, row_recipe_eff
 from pdplan.plan.row_spec import draft_layers, row_cost_model
 from pdplan.sim import InstanceSpec, simulate_closed_loop
