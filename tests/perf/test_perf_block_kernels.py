@@ -45,3 +45,26 @@ def test_sglang_moe_layers_pay_their_own_kernels() -> None:
     assert dense._fixed_overhead == pytest.approx(e.step_s + e.kernel_s * e.kernels_per_layer * 80)
     # engines whose fit carries them in kernel_s count none
     assert lc.moe_kernels(moe, CostModel(moe, g, Layout(tp=8), "vllm", "fp8").eff) == 0
+
+
+def test_trtllm_mla_layers_pay_their_own_kernels() -> None:
+    g = get_gpu("b200")
+    trt = CostModel(get_model("deepseek-r1"), g, Layout(tp=8, ep=8), "trtllm", "fp8")
+    e = trt.eff
+    assert e.mla_kernels > 0 and e.moe_kernels == 0
+    # every one of the 61 layers is MLA attention
+    assert trt._fixed_overhead == pytest.approx(
+        e.step_s + e.kernel_s * (e.kernels_per_layer + e.mla_kernels) * 61
+    )
+    # a GQA model of the same engine pays none of them
+    gqa = CostModel(get_model("qwen3-235b-a22b"), g, Layout(tp=8, ep=8), "trtllm", "fp8")
+    assert lc.mla_kernels(gqa.model, e) == 0
+    # a hybrid counts only its MLA layers, not its linear-attention ones
+    k3 = get_model("kimi-k3")
+    n_mla = sum(1 for t in k3.layer_types if t == "full")
+    assert 0 < n_mla < k3.num_layers
+    assert lc.mla_kernels(k3, e) == pytest.approx(e.mla_kernels * n_mla)
+    # vLLM and SGLang carry their MLA launches in their fitted counts
+    for engine in ("vllm", "sglang"):
+        other = CostModel(get_model("deepseek-r1"), g, Layout(tp=8, ep=8), engine, "fp8")
+        assert lc.mla_kernels(other.model, other.eff) == 0

@@ -113,7 +113,7 @@ class CostModel(EngineLimits):
         self._ctx_s = sum(c * co[1] for _, c, co in self._attn)
         kernels = self.eff.kernels_per_layer * lc.full_layers(self._classes)
         kernels += self.eff.indexer_kernels * model.num_layers if dsa else 0.0
-        kernels += lc.moe_kernels(model, self.eff)
+        kernels += lc.moe_kernels(model, self.eff) + lc.mla_kernels(model, self.eff)
         self._fixed_overhead = self.eff.step_s + self.eff.kernel_s * kernels
         self._fixed_cache: dict[int, float] = {}
         self._pp = layout.pp

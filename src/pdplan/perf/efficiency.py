@@ -93,6 +93,7 @@ class Efficiency:
     indexer_kernels: float = 11.0
     moe_kernels: float = 0.0
     shared_expert_kernels: float = 0.0
+    mla_kernels: float = 0.0
     step_s: float = 1.5e-3
     seq_s: float = 5e-6
     prompt_token_s: float = 0.0

@@ -27,6 +27,7 @@ __all__ = [
     "gemm_time",
     "indexer_coeffs",
     "layer_classes",
+    "mla_kernels",
     "moe_kernels",
 ]
 
@@ -75,6 +76,15 @@ def moe_kernels(model: ModelSpec, eff: Efficiency) -> float:
         return 0.0
     per_layer = eff.moe_kernels + (eff.shared_expert_kernels if m.num_shared_experts else 0.0)
     return per_layer * model.num_moe_layers
+
+
+def mla_kernels(model: ModelSpec, eff: Efficiency) -> float:
+    """Kernel launches a step spends in MLA attention layers beyond a GQA layer's:
+    eff.mla_kernels per layer whose token mixer is MLA attention (not a linear-attention or
+    mixer-free layer); 0 for a GQA model."""
+    if model.mla is None:
+        return 0.0
+    return eff.mla_kernels * sum(1 for t in model.layer_types if t not in ("none", "linear"))
 
 
 def gemm_time(
