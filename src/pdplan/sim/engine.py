@@ -1,22 +1,20 @@
-"""One serving instance: prefill batching, chunked / prefill-first mixing, event-skipping decode."""
+"""One serving instance: its state, arriving work and the choice of its next step."""
 
 from __future__ import annotations
 
 from array import array
 from collections import deque
-from heapq import heappush
 from typing import TYPE_CHECKING
 
-from pdplan.perf.step import BatchShape
 from pdplan.sim.burst import BurstMixin
 from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.decode import DecodeMixin
-from pdplan.sim.kernel import PRIO_BOUNDARY
 from pdplan.sim.lazyjoin import LazyJoinMixin
 from pdplan.sim.mixed import MixedStepMixin
 from pdplan.sim.polling import PollMixin
 from pdplan.sim.preempt import PreemptMixin
+from pdplan.sim.prefill_steps import PrefillMixin
 from pdplan.sim.sampling import SampleMixin
 from pdplan.sim.steps import steps_within
 
@@ -27,7 +25,14 @@ __all__ = ["Instance", "steps_within"]
 
 
 class Instance(
-    BurstMixin, DecodeMixin, LazyJoinMixin, MixedStepMixin, PollMixin, PreemptMixin, SampleMixin
+    BurstMixin,
+    DecodeMixin,
+    LazyJoinMixin,
+    MixedStepMixin,
+    PollMixin,
+    PreemptMixin,
+    PrefillMixin,
+    SampleMixin,
 ):
     """State and scheduler of one instance. Decode steps are counted by K; between events the
     batch is constant and whole runs of steps are integrated in closed form (unless exact)."""
@@ -178,144 +183,3 @@ class Instance(
         if self.kv_full >= 0 and self.kv_full + r.inp[rid] + r.out[rid] > self.cap:
             return False  # its whole output's KV is not free (kv_reserve_output)
         return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + nxt <= self.cap
-
-    # ---- prefill ---------------------------------------------------------------------------
-    def _take_prompts(self, budget: int, chunk: bool, max_seqs: int) -> list[tuple[int, int, int]]:
-        """Prompt pieces for one step: [(rid, new_tokens, cached_tokens)] within `budget`.
-        A prompt reserves its KV (and its prefill starts) when it first enters a step."""
-        r = self.sim.req
-        todo_a, pdone_a, started, role = r.todo, r.pdone, self._started, self.role
-        batch: list[tuple[int, int, int]] = []
-        left = budget
-        for rid in self.pq:
-            if left <= 0 or len(batch) >= max_seqs:
-                break
-            todo, done = todo_a[rid], pdone_a[rid]
-            if chunk:
-                take = todo if todo < left else left
-            elif batch and todo > left:
-                break
-            else:
-                take = todo
-            if rid not in started:
-                if self.B + self.prefilling >= self.spec.max_batch:
-                    break
-                if self.kv_used + todo + done + self.B + (role != "prefill") > self.cap:
-                    break  # + its next token, unless its KV leaves for a decode instance
-                if self.kv_full >= 0:  # kv_reserve_output: its whole output must fit too
-                    full = r.inp[rid] + r.out[rid]
-                    if self.kv_full + full > self.cap:
-                        break
-                    self.kv_full += full
-                self.kv_used += todo + done
-                started.add(rid)
-                self.prefilling += 1
-                ps = r.pf_start[rid]
-                if ps != ps:  # NaN: its first chunk starts now
-                    r.pf_start[rid] = self.tK
-            batch.append((rid, take, done))
-            left -= take
-        return batch
-
-    def _prefill_step(self, chunk_budget: int | None) -> None:
-        """A prefill-only step (prefill role, prefill-first agg, or a recompute on decode)."""
-        spec = self.spec
-        if not self.pq:
-            if self.B:
-                self._start_run()
-            return
-        # prompts fill the step's token budget and the last is cut to fit (SGLang's chunked
-        # prefill, vLLM / TensorRT-LLM's token budget on a prefill instance)
-        budget = chunk_budget if chunk_budget is not None else spec.prefill_token_budget
-        batch = self._take_prompts(budget, True, spec.max_batch)
-        if not batch:
-            if self.B:
-                self._start_run()
-            return
-        toks = pairs = 0.0
-        for _, n, c in batch:
-            toks += n
-            pairs += n * c + n * (n + 1) * 0.5  # causal_pairs(n, c), inlined
-        key = (toks, pairs, len(batch))
-        dur = self._pf_cache.get(key)
-        if dur is None:
-            dur = self._prefill_time(key)
-        now = self.tK
-        if self.B:
-            self.stall += dur  # prefill-first: running decodes wait for this step
-        self.busy, self.in_run = True, False  # _begin, inlined
-        if self.tracer is not None:
-            self.tracer.append((self.idx, "prefill", now, dur, int(toks), self.B))
-        if self.layerwise:
-            self.sim.on_prefill_batch(self, batch, now, now + dur)
-        heappush(self.heap, (now + dur, PRIO_BOUNDARY, next(self.seq), self._end_pf_cb, batch))
-
-    def _prefill_time(self, key: tuple[float, float, int]) -> float:
-        """Step time of a pure prefill step, memoised per (tokens, pairs, seqs)."""
-        if len(self._pf_cache) >= 1 << 16:
-            self._pf_cache.clear()  # bound memory on long runs
-        shape = BatchShape(int(key[0]), key[1], key[2])
-        dur = self._pf_cache[key] = self.model.step_time(shape)
-        return dur
-
-    def _end_prefill(self, batch: list[tuple[int, int, int]]) -> None:
-        now = self.sim.loop.now
-        self.busy = False
-        if self.gate is None:
-            self.poll_K = self.K  # a prefill step makes the scheduler poll at once
-        self.busy_s += now - self.tK
-        self.tK = now
-        if len(batch) > 1:
-            net = self.sim.net
-            net.hold()  # KV of all prompts of the batch starts moving at once: reshare once
-            self._finish_chunks(batch, now)
-            net.flush()
-        else:
-            self._finish_chunks(batch, now)
-        if (  # _decide, short-cut for a plain prefill instance (an inbox needs _take_in)
-            self.role == "prefill"
-            and not (self.jq or self.ready or self.B or self.draining or self.inbox)
-        ):
-            if self.pq:
-                self._prefill_step(self.spec.chunk_budget)
-            if not self.busy:
-                self.in_run = False
-        else:
-            self._decide()
-
-    def _finish_chunks(self, batch: list[tuple[int, int, int]], now: float) -> None:
-        r, sim, pq = self.sim.req, self.sim, self.pq
-        todo, pdone, gen = r.todo, r.pdone, r.gen
-        for rid, n, _ in batch:
-            left = todo[rid] = todo[rid] - n
-            done = pdone[rid] = pdone[rid] + n
-            if left:
-                continue
-            if pq[0] == rid:
-                pq.popleft()
-            else:
-                pq.remove(rid)
-            self._started.discard(rid)
-            self.prefilling -= 1
-            r.ctx0[rid] = done
-            if self.cache is not None and sim._hashes and self.role != "decode":
-                # blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
-                # prompt's blocks go in at its last chunk, not chunk by chunk
-                self.cache.insert(sim.wl.hashes(rid).tolist())
-            if gen[rid] == 0 and self.role != "decode":  # the prompt's own prefill, not a
-                r.pf_end[rid] = now  # recompute (after a token, or on the decode side)
-            if self.role == "prefill":  # prefill done: pair it with a decode instance
-                self.outstanding -= r.inp[rid]
-                if r.d_inst[rid] < 0:
-                    sim._pair(rid, self, r)
-                continue
-            if gen[rid] == 0:  # aggregated (or a decode-side recompute before its first
-                gen[rid] = 1  # token): the prefill step emits the first token
-                r.first[rid] = now
-                if sim._evicted:  # its next gap runs from this token, not the eviction
-                    sim._evicted.pop(rid, None)
-            if gen[rid] >= r.out[rid]:
-                self.kv_used -= done
-                sim.on_finish(rid, self, now)
-            else:
-                self.ready.append(rid)
