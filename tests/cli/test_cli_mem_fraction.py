@@ -1,4 +1,4 @@
-"""`--mem-fraction` on estimate and simulate: the engine's KV-sizing flag, read as it reads it."""
+"""`--mem-fraction` on estimate, simulate and ratio: the engine's KV-sizing flag, as it reads it."""
 
 from __future__ import annotations
 
@@ -75,3 +75,43 @@ def test_the_default_layout_is_picked_with_the_engines_kv_sizing(
     assert "tp4 leaves KV room for only" in picked["sglang"]["layout_note"]
     assert main([*args, "--engine", "sglang", "--mem-fraction", "0.9"]) == 0
     assert json.loads(capsys.readouterr().out)["layout"] == "tp4"  # the flag set as vLLM's
+
+
+def _ratio(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main(["ratio", "--engine", "sglang", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_ratio_mem_fraction_sizes_the_decode_pool(capsys: pytest.CaptureFixture[str]) -> None:
+    low, default, high = (
+        _ratio(capsys, *a)["kv_capacity_tokens"]
+        for a in (("--mem-fraction", "0.7"), (), ("--mem-fraction", "0.95"))
+    )
+    assert low < default < high
+    # Llama-3.1-70B BF16 on H100 TP4: 0.25 of 80 GiB more per GPU, a quarter of a token's KV each
+    per_tok_per_gpu = get_model("llama-3.1-70b").kv_bytes_per_token("bf16") / 4
+    assert high - low == pytest.approx(0.25 * 80 * GiB / per_tok_per_gpu, rel=0.01)
+
+
+def test_ratio_mem_fraction_is_refused_in_numbers_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["ratio", "--prefill-tps", "8000", "--decode-tps", "2000", "--isl", "4000", "--osl",
+            "500", "--mem-fraction", "0.8"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "--mem-fraction" in err and err.count("\n") == 1
+
+
+def test_a_given_layout_is_checked_with_the_engines_kv_sizing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama-3.1-70B BF16 at TP2 on H100s (70.6 GB of weights per GPU): vLLM's 0.9 leaves KV
+    # for 24,866 tokens, 0.86 for 3,894, short of one 4,500-token request; the refusal and its
+    # hint (a wider layout, FP8) are worked out with the flag as given
+    base = ["ratio", "--model", "llama-3.1-70b", "--gpu", "h100", "--decode-layout", "tp2",
+            "--isl", "4000", "--osl", "500", "--json"]  # fmt: skip
+    assert main(base) == 0
+    capsys.readouterr()
+    assert main([*base, "--mem-fraction", "0.86"]) == 2
+    err = capsys.readouterr().err
+    assert "--decode-layout tp2" in err and "short by 606" in err and err.count("\n") == 1
+    assert "would fit: --decode-layout tp4" in err

@@ -56,3 +56,19 @@ def test_a_request_no_layout_holds_is_named_without_context_clause() -> None:
     msg = str(e.value)
     assert "weights fit, but a request (ISL + OSL) of 1,000,000,000 tokens needs" in msg
     assert "context window" not in msg and e.value.need_bytes > e.value.have_bytes > 0
+
+
+def test_kv_sizing_reads_each_engines_flag() -> None:
+    from pdplan.perf.sglang_memory import sglang_mem_fraction
+    from pdplan.plan.layout_pick import KVSizing
+
+    g, lay = get_gpu("h100"), Layout(tp=8)
+    assert KVSizing().of(g, lay) == (0.9, False)  # no engine: 0.9 of the device
+    assert KVSizing("vllm").of(g, lay) == (0.9, False)  # --gpu-memory-utilization
+    assert KVSizing("trtllm").of(g, lay) == (0.9, True)  # of what the weights leave free
+    frac, of_free = KVSizing("sglang").of(g, lay)
+    assert (frac, of_free) == (sglang_mem_fraction(g.hbm_gib, lay, None, False), False)
+    assert frac < 0.9  # SGLang's own rule reserves more at TP8 on an 80 GiB part
+    # the flag replaces the fraction and keeps how the engine reads it
+    assert KVSizing("trtllm", 0.5).of(g, lay) == (0.5, True)
+    assert KVSizing("sglang", 0.7).of(g, lay) == (0.7, False)

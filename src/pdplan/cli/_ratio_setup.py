@@ -1,13 +1,20 @@
-"""`pdplan ratio` set-up: the prefill and decode layouts and their cost models."""
+"""`pdplan ratio` set-up: its length and TPOT options, the layouts and their cost models."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pdplan.cli._common import warn
-from pdplan.plan.layout_pick import KV_BATCH_CAP, KVNeed
+from pdplan.errors import ConfigError
+from pdplan.plan.layout_pick import KV_BATCH_CAP, KVNeed, KVSizing
 
-__all__ = ["instances"]
+__all__ = ["MAX_TPOT_S", "check_tpot", "instances", "lengths_and_means"]
+
+# Largest --tpot taken as seconds, s: no served LLM streams slower than one token per 10 s
+# (published TPOT targets are 10-200 ms), so a larger value is read as milliseconds by mistake.
+MAX_TPOT_S = 10.0
 
 
 def _layout(
@@ -26,12 +33,18 @@ def _layout(
         if key == "decode_layout" and opts.get("spec_decode"):
             drafts = parse_spec(opts["spec_decode"]).draft_layers  # type: ignore[union-attr]
         return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need, draft_layers=drafts,
-                              engine=opts["engine"])  # fmt: skip
+                              engine=opts["engine"],
+                              mem_fraction=opts.get("mem_fraction"))  # fmt: skip
     lay = valid_layout(spec, gpu, opts[key])
     option = "--" + key.replace("_", "-")
     require_fit(spec, gpu, lay, option, kv_dtype=opts["kv_dtype"], tokens=need.tokens,
-                what=need.what())  # fmt: skip
+                what=need.what(), sizing=_sizing(opts))  # fmt: skip
     return lay
+
+
+def _sizing(opts: dict[str, Any]) -> KVSizing:
+    """How the instances size their KV pools: the engine's default or --mem-fraction."""
+    return KVSizing(opts["engine"], opts.get("mem_fraction"))
 
 
 def instances(
@@ -58,7 +71,33 @@ def instances(
     drafts = 0 if sd is None else sd.draft_layers  # the draft head's weights and KV layer
     frac, of_free = engine_kv_memory(
         opts["engine"], gpu, ld, chunk_tokens=cm_d.eff.prefill_chunk, speculative=sd is not None
-    )  # the engine's own KV sizing
+    )  # the engine's own KV sizing, or its flag as --mem-fraction sets it
+    frac = frac if opts.get("mem_fraction") is None else opts["mem_fraction"]
     mem = plan_memory(spec, gpu, ld, kv_dtype=kvd, draft_layers=drafts, mem_fraction=frac,
                       of_free=of_free)  # fmt: skip
     return lp, ld, cm_p, cm_d, mem.kv_capacity_tokens
+
+
+def lengths_and_means(
+    path: Path | None, isl_dist: str | None, isl: float | None, osl: float | None
+) -> tuple[Any, float | None, float | None]:
+    """(--lengths / --isl-dist distribution or None, ISL, OSL): a distribution sets the ISL
+    (its mean) and, from a trace, the OSL unless --osl is given (then its outputs are not used)."""
+    from pdplan.plan.ratio_lengths import lengths_option
+
+    lens = lengths_option(path, isl_dist, isl)
+    if lens is None:
+        return None, isl, osl
+    lens = lens if osl is None else replace(lens, outputs=None)
+    return lens, lens.mean, osl if osl is not None else lens.output_mean
+
+
+def check_tpot(tpot: float) -> None:
+    """Refuse a TPOT that is not a positive number of seconds, or one given in milliseconds."""
+    if not tpot > 0:
+        raise ConfigError(f"--tpot={tpot} must be a positive number of seconds")
+    if tpot > MAX_TPOT_S:
+        raise ConfigError(
+            f"--tpot is in seconds: did you mean {tpot / 1e3:g}? ({tpot:g} s per output token "
+            f"is past the {MAX_TPOT_S:g} s any served model streams at)"
+        )

@@ -266,15 +266,17 @@ def _fit_hints(spec: Any, gpu: Any, lays: dict[str, Any], kw: dict[str, Any]) ->
     """For each layout that does not fit (weights, or KV for one request where the instance
     decodes), what would: a wider TP/EP layout in the node, FP8 weights or FP8 KV."""
     from pdplan.plan.layout_fit import fit_hint, fits
+    from pdplan.plan.layout_pick import KVSizing
 
     wd, kvd = kw["weight_dtype"], kw["kv_dtype"]
+    sizing = KVSizing(kw["engine"], kw["mem_fraction"])  # as the engine sizes its KV pool
     hints = []
     for opt, lay in lays.items():
         pre = opt == "--prefill-layout"  # holds one prompt (ISL) until sent, else ISL + OSL
         n, what = (kw["isl"], "prompt") if pre else (kw["isl"] + kw["osl"], "request")
-        if not fits(spec, gpu, lay, weight_dtype=wd, kv_dtype=kvd, tokens=n):
+        if not fits(spec, gpu, lay, weight_dtype=wd, kv_dtype=kvd, tokens=n, sizing=sizing):
             hint = fit_hint(spec, gpu, lay, opt, weight_dtype=wd, kv_dtype=kvd, tokens=n,
-                            what=what)  # fmt: skip
+                            what=what, sizing=sizing)  # fmt: skip
             hints.append(f"{opt} {lay}: {hint}")
     return "; ".join(hints)
 

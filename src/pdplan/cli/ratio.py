@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pdplan.cli._common import (
+    MEM_FRACTION_HELP,
     emit,
     kv_table,
     lengths_context_warning,
@@ -21,6 +22,7 @@ from pdplan.cli._common import (
 from pdplan.errors import ConfigError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT, KV_BATCH_CAP
 
+from ._ratio_setup import check_tpot, lengths_and_means
 from ._ratio_setup import instances as _instances
 
 __all__ = ["register"]
@@ -32,9 +34,6 @@ DEFAULT_MODEL, DEFAULT_GPU = "llama-3.1-70b", "h100-sxm"
 DEFAULT_TPOT_S, DEFAULT_ENGINE, DEFAULT_KV_DTYPE = 0.05, "vllm", "bf16"
 SEED_ISL, SEED_OSL, SEED_P, SEED_D = 4000.0, 500.0, 8000.0, 2000.0  # seed s6, example A
 DEFAULT_RHO = 0.7  # target utilisation of each pool, fraction (seed s6: keep rho <= 0.7)
-# Largest --tpot taken as seconds, s: no served LLM streams slower than one token per 10 s
-# (published TPOT targets are 10-200 ms), so a larger value is read as milliseconds by mistake.
-MAX_TPOT_S = 10.0
 
 
 INFEASIBLE_EXIT = 3  # exit status of `pdplan ratio` when no decode batch meets the TPOT target
@@ -211,13 +210,16 @@ def ratio_cmd(
     spec_decode: str | None = typer.Option(
         None, "--spec-decode", help="decode drafts METHOD:K[:ACCEPTANCE], e.g. mtp:3"
     ),
+    mem_fraction: float | None = typer.Option(
+        None, "--mem-fraction", min=0.05, max=1.0, help=MEM_FRACTION_HELP
+    ),
     lengths: Path | None = typer.Option(None, "--lengths", help="lengths / histogram / trace"),
     isl_dist: str | None = typer.Option(None, "--isl-dist", help="prompt lengths, '500,4000'"),
     rates: str | None = typer.Option(None, "--rates", help="QPS values for the sweep"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
-    lens, isl, osl = _lengths(lengths, isl_dist, isl, osl)
+    lens, isl, osl = lengths_and_means(lengths, isl_dist, isl, osl)
     rho = DEFAULT_RHO if rho_opt is None else rho_opt
     if (prefill_tps is None) != (decode_tps is None):
         raise ConfigError(
@@ -227,7 +229,7 @@ def ratio_cmd(
         model_only = {"--model": model, "--gpu": gpu, "--tpot": tpot, "--engine": engine,
                       "--kv-dtype": kv_dtype, "--prefill-layout": prefill_layout,
                       "--decode-layout": decode_layout, "--rates": rates,
-                      "--spec-decode": spec_decode}  # fmt: skip
+                      "--spec-decode": spec_decode, "--mem-fraction": mem_fraction}  # fmt: skip
         _refuse_ignored(model_only, isl, osl)
         if qps is None:  # the ratio itself does not depend on rho: only GPU counts at a QPS do
             refuse_ignored({"--rho": rho_opt}, "with --qps (GPU counts at that utilisation)")
@@ -235,13 +237,14 @@ def ratio_cmd(
         data = _numbers_mode(isl, osl, prefill_tps, decode_tps, rho, qps, _reading(lens))
         emit(data, as_json, _render(data))
         return
-    _check_tpot(DEFAULT_TPOT_S if tpot is None else tpot)
+    check_tpot(DEFAULT_TPOT_S if tpot is None else tpot)
     opts = {"model": model or DEFAULT_MODEL, "gpu": gpu or DEFAULT_GPU,
             "engine": engine or DEFAULT_ENGINE, "prefill_layout": prefill_layout,
             "decode_layout": decode_layout, "isl": SEED_ISL if isl is None else isl,
             "osl": SEED_OSL if osl is None else osl, "rho": rho, "qps": qps,
             "tpot": DEFAULT_TPOT_S if tpot is None else tpot, "rates": _rates(rates),
-            "kv_dtype": kv_dtype, "spec_decode": spec_decode}  # fmt: skip
+            "kv_dtype": kv_dtype, "spec_decode": spec_decode,
+            "mem_fraction": mem_fraction}  # fmt: skip
     if importlib.util.find_spec("pdplan.perf.costmodel") is None:
         note = "cost model not available: using the seed's P=8000, D=2000 tok/s/GPU"
         data = _numbers_mode(opts["isl"], opts["osl"], SEED_P, SEED_D, rho, qps, note)
@@ -254,20 +257,6 @@ def ratio_cmd(
         raise typer.Exit(INFEASIBLE_EXIT)
 
 
-def _lengths(
-    path: Path | None, isl_dist: str | None, isl: float | None, osl: float | None
-) -> tuple[Any, float | None, float | None]:
-    """(--lengths / --isl-dist distribution or None, ISL, OSL): a distribution sets the ISL
-    (its mean) and, from a trace, the OSL unless --osl is given (then its outputs are not used)."""
-    from pdplan.plan.ratio_lengths import lengths_option
-
-    lens = lengths_option(path, isl_dist, isl)
-    if lens is None:
-        return None, isl, osl
-    lens = lens if osl is None else replace(lens, outputs=None)
-    return lens, lens.mean, osl if osl is not None else lens.output_mean
-
-
 def _refuse_ignored(model_only: dict[str, Any], isl: float | None, osl: float | None) -> None:
     """Numbers mode (P and D given): refuse the options it would ignore (those that feed the
     cost model), and ask for the lengths it needs."""
@@ -277,17 +266,6 @@ def _refuse_ignored(model_only: dict[str, Any], isl: float | None, osl: float | 
                    "--prefill-tps/--decode-tps given")  # fmt: skip
     if isl is None or osl is None:
         raise ConfigError("--prefill-tps/--decode-tps need --isl and --osl (or --lengths)")
-
-
-def _check_tpot(tpot: float) -> None:
-    """Refuse a TPOT that is not a positive number of seconds, or one given in milliseconds."""
-    if not tpot > 0:
-        raise ConfigError(f"--tpot={tpot} must be a positive number of seconds")
-    if tpot > MAX_TPOT_S:
-        raise ConfigError(
-            f"--tpot is in seconds: did you mean {tpot / 1e3:g}? ({tpot:g} s per output token "
-            f"is past the {MAX_TPOT_S:g} s any served model streams at)"
-        )
 
 
 def _reading(lens: Any) -> str | None:

@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING
 
 from pdplan.errors import DoesNotFitError
 from pdplan.parallel.layout import Layout
-from pdplan.plan.layout_pick import DEFAULT_PPS, past_context, request_kv_text, span, valid
+from pdplan.plan.layout_pick import (
+    DEFAULT_PPS,
+    KVSizing,
+    past_context,
+    request_kv_text,
+    span,
+    valid,
+)
 
 if TYPE_CHECKING:
     from pdplan.catalog.gpu_spec import GPUSpec
@@ -27,14 +34,18 @@ def fits(
     weight_dtype: str | None,
     kv_dtype: str,
     tokens: int = 0,
+    sizing: KVSizing = KVSizing(),
 ) -> bool:
-    """Is `lay` valid, do the weights fit, and does the KV cache hold `tokens` (one request)?"""
+    """Is `lay` valid, do the weights fit, and does the KV cache (sized as `sizing` says) hold
+    `tokens` (one request)?"""
     from pdplan.perf.memory import plan_memory
 
     if not valid(spec, gpu, lay):
         return False
+    frac, of_free = sizing.of(gpu, lay)
     try:
-        mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=tokens or None)
+        mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=tokens or None,
+                          mem_fraction=frac, of_free=of_free)  # fmt: skip
     except DoesNotFitError:
         return False
     return mem.kv_capacity_tokens >= tokens
@@ -50,13 +61,17 @@ def require_fit(
     kv_dtype: str = "bf16",
     tokens: int = 0,
     what: str = "request",
+    sizing: KVSizing = KVSizing(),
 ) -> None:
-    """Refuse `lay`, given as `option`, when its weights do not fit or its KV cache holds no
-    `what` of `tokens` tokens: the shortfall, then what would fit (fit_hint)."""
+    """Refuse `lay`, given as `option`, when its weights do not fit or its KV cache (sized as
+    `sizing` says) holds no `what` of `tokens` tokens: the shortfall, then what would fit
+    (fit_hint)."""
     from pdplan.perf.memory import plan_memory
 
+    frac, of_free = sizing.of(gpu, lay)
     try:
-        mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=tokens or None)
+        mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=tokens or None,
+                          mem_fraction=frac, of_free=of_free)  # fmt: skip
     except DoesNotFitError as e:
         head, need_b, have_b = str(e), e.need_bytes, e.have_bytes
     else:
@@ -68,18 +83,24 @@ def require_fit(
         )
         need_b, have_b = tokens * mem.kv_bytes_per_token, mem.kv_bytes
     hint = fit_hint(spec, gpu, lay, option, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                    tokens=tokens, what=what)  # fmt: skip
+                    tokens=tokens, what=what, sizing=sizing)  # fmt: skip
     raise DoesNotFitError(f"{head}; {option} {lay}: {hint}", need_bytes=need_b, have_bytes=have_b)
 
 
 def _smallest_fitting(
-    spec: ModelSpec, gpu: GPUSpec, weight_dtype: str | None, kv_dtype: str, tokens: int
+    spec: ModelSpec,
+    gpu: GPUSpec,
+    weight_dtype: str | None,
+    kv_dtype: str,
+    tokens: int,
+    sizing: KVSizing,
 ) -> Layout | None:
     """The fewest-GPU TP (TP+EP for an MoE model) layout inside the node that fits."""
     for t in (t for t in _HINT_TPS if t <= span(gpu)):
         cands = [Layout(tp=t, ep=t), Layout(tp=t)] if spec.moe is not None and t > 1 else []
         for lay in cands or [Layout(tp=t)]:
-            if fits(spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype=kv_dtype, tokens=tokens):
+            if fits(spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype=kv_dtype, tokens=tokens,
+                    sizing=sizing):  # fmt: skip
                 return lay
     return None
 
@@ -94,6 +115,7 @@ def fit_hint(
     kv_dtype: str,
     tokens: int = 0,
     what: str = "request",
+    sizing: KVSizing = KVSizing(),
 ) -> str:
     """What would fit where `lay` does not: the smallest TP/EP layout in the node, FP8 weights
     or an FP8 KV cache on `lay`; or that nothing in one node does (the weights, or, when they
@@ -101,38 +123,45 @@ def fit_hint(
     from pdplan.catalog.model_parts import dtype_bytes
 
     hints = []
-    wide = _smallest_fitting(spec, gpu, weight_dtype, kv_dtype, tokens)
+    wide = _smallest_fitting(spec, gpu, weight_dtype, kv_dtype, tokens, sizing)
     if wide is not None:
         hints.append(f"{option} {wide} (the smallest TP/EP layout in the node that fits)")
     wider_weights = dtype_bytes(weight_dtype or spec.weight_dtype) > dtype_bytes("fp8")
-    if wider_weights and fits(spec, gpu, lay, weight_dtype="fp8", kv_dtype=kv_dtype, tokens=tokens):
+    if wider_weights and fits(spec, gpu, lay, weight_dtype="fp8", kv_dtype=kv_dtype,
+                              tokens=tokens, sizing=sizing):  # fmt: skip
         hints.append(f"--weight-dtype fp8 on {lay}")
     if kv_dtype != "fp8" and fits(
-        spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype="fp8", tokens=tokens
+        spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype="fp8", tokens=tokens, sizing=sizing
     ):
         hints.append(f"--kv-dtype fp8 on {lay}")
     if hints:
         return "would fit: " + " or ".join(hints)
     node = f"one {span(gpu)}-GPU node"
-    if tokens > 0 and _smallest_fitting(spec, gpu, weight_dtype, kv_dtype, 0) is not None:
+    if tokens > 0 and _smallest_fitting(spec, gpu, weight_dtype, kv_dtype, 0, sizing) is not None:
         return (
             f"{spec.name}'s weights fit, but {request_kv_text(spec, tokens, kv_dtype, what)}, "
             f"more than any TP/EP layout within {node} holds{past_context(spec, tokens)}"
         )
     return (
         f"no TP/EP layout within {node} fits {spec.name} on {gpu.name}: "
-        f"{_across_nodes(spec, gpu, weight_dtype, kv_dtype, tokens)}, lower-precision "
+        f"{_across_nodes(spec, gpu, weight_dtype, kv_dtype, tokens, sizing)}, lower-precision "
         "weights or a GPU with more memory"
     )
 
 
 def _across_nodes(
-    spec: ModelSpec, gpu: GPUSpec, weight_dtype: str | None, kv_dtype: str, tokens: int
+    spec: ModelSpec,
+    gpu: GPUSpec,
+    weight_dtype: str | None,
+    kv_dtype: str,
+    tokens: int,
+    sizing: KVSizing,
 ) -> str:
     """PP across nodes, naming the shallowest pipeline of the widest TP in a node that fits."""
     tp = max(t for t in _HINT_TPS if t <= span(gpu) and valid(spec, gpu, Layout(tp=t)))
     for pp in DEFAULT_PPS:
         lay = Layout(tp=tp, pp=pp)
-        if fits(spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype=kv_dtype, tokens=tokens):
+        if fits(spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype=kv_dtype, tokens=tokens,
+                sizing=sizing):  # fmt: skip
             return f"PP across nodes ({lay} fits)"
     return "PP across more nodes"

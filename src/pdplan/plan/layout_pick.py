@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_PPS",
     "KV_BATCH_CAP",
     "KVNeed",
+    "KVSizing",
     "default_layout",
     "past_context",
     "request_kv_text",
@@ -56,6 +57,23 @@ DEFAULT_LAYOUT_HELP = (
     f"min({KV_BATCH_CAP}, clients) requests of ISL + OSL (fewer where that KV already "
     "outweighs the weights): the layout `pdplan ratio` picks"
 )
+
+
+@dataclass(frozen=True)
+class KVSizing:
+    """How an instance sizes its KV pool: `engine`'s default (perf.memory.engine_kv_memory;
+    None: 0.9 of the device), or its KV-memory flag set to `mem_fraction` (--mem-fraction),
+    read as that engine reads it (of the device, or of the free memory for TensorRT-LLM)."""
+
+    engine: str | None = None
+    mem_fraction: float | None = None
+
+    def of(self, gpu: GPUSpec, lay: Layout, speculative: bool = False) -> tuple[float, bool]:
+        """(mem_fraction, of_free) for plan_memory of `lay` on `gpu`."""
+        from pdplan.perf.memory import engine_kv_memory
+
+        frac, of_free = engine_kv_memory(self.engine or "", gpu, lay, speculative=speculative)
+        return (frac if self.mem_fraction is None else self.mem_fraction), of_free
 
 
 @dataclass(frozen=True)
@@ -157,9 +175,10 @@ def default_layout(
     also holds (its weights and KV layer, perf.memory.plan_memory). `engine` sizes each
     layout's KV pool as that engine does by default (perf.memory.engine_kv_memory; None: 0.9
     of the device), `mem_fraction` as its flag set so."""
-    from pdplan.perf.memory import engine_kv_memory, plan_memory
+    from pdplan.perf.memory import plan_memory
 
     need, cands = need or KVNeed(), _candidates(spec, gpu)
+    sizing = KVSizing(engine, mem_fraction)
     why: list[str] = []
     if not any(valid(spec, gpu, c) for c in cands):  # e.g. 10 KV heads: no TP of 4 or 8
         why.append(f"{cands[0]} is not valid for {spec.name} ({_invalid(spec, gpu, cands[0])})")
@@ -167,8 +186,7 @@ def default_layout(
     short: list[tuple[Layout, MemoryPlan]] = []  # weights fit, KV room short of `wanted`
     last: DoesNotFitError | None = None
     for lay in (c for c in cands if valid(spec, gpu, c)):
-        frac, of_free = engine_kv_memory(engine or "", gpu, lay, speculative=draft_layers > 0)
-        frac = frac if mem_fraction is None else mem_fraction
+        frac, of_free = sizing.of(gpu, lay, speculative=draft_layers > 0)
         try:
             mem = plan_memory(spec, gpu, lay, weight_dtype, kv_dtype, context=need.tokens or None,
                               draft_layers=draft_layers, mem_fraction=frac,
