@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pdplan.errors import DoesNotFitError
@@ -88,19 +90,13 @@ def require_fit(
 
 
 def _smallest_fitting(
-    spec: ModelSpec,
-    gpu: GPUSpec,
-    weight_dtype: str | None,
-    kv_dtype: str,
-    tokens: int,
-    sizing: KVSizing,
+    spec: ModelSpec, gpu: GPUSpec, fit: Callable[[Layout], bool]
 ) -> Layout | None:
-    """The fewest-GPU TP (TP+EP for an MoE model) layout inside the node that fits."""
+    """The fewest-GPU TP (TP+EP for an MoE model) layout inside the node that `fit` takes."""
     for t in (t for t in _HINT_TPS if t <= span(gpu)):
         cands = [Layout(tp=t, ep=t), Layout(tp=t)] if spec.moe is not None and t > 1 else []
         for lay in cands or [Layout(tp=t)]:
-            if fits(spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype=kv_dtype, tokens=tokens,
-                    sizing=sizing):  # fmt: skip
+            if fit(lay):
                 return lay
     return None
 
@@ -122,46 +118,40 @@ def fit_hint(
     fit, one `what` of `tokens` tokens)."""
     from pdplan.catalog.model_parts import dtype_bytes
 
+    def fit(
+        lay: Layout, weights: str | None = weight_dtype, kv: str = kv_dtype, n: int = tokens
+    ) -> bool:
+        return fits(spec, gpu, lay, weight_dtype=weights, kv_dtype=kv, tokens=n, sizing=sizing)
+
     hints = []
-    wide = _smallest_fitting(spec, gpu, weight_dtype, kv_dtype, tokens, sizing)
+    wide = _smallest_fitting(spec, gpu, fit)
     if wide is not None:
         hints.append(f"{option} {wide} (the smallest TP/EP layout in the node that fits)")
     wider_weights = dtype_bytes(weight_dtype or spec.weight_dtype) > dtype_bytes("fp8")
-    if wider_weights and fits(spec, gpu, lay, weight_dtype="fp8", kv_dtype=kv_dtype,
-                              tokens=tokens, sizing=sizing):  # fmt: skip
+    if wider_weights and fit(lay, weights="fp8"):
         hints.append(f"--weight-dtype fp8 on {lay}")
-    if kv_dtype != "fp8" and fits(
-        spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype="fp8", tokens=tokens, sizing=sizing
-    ):
+    if kv_dtype != "fp8" and fit(lay, kv="fp8"):
         hints.append(f"--kv-dtype fp8 on {lay}")
     if hints:
         return "would fit: " + " or ".join(hints)
     node = f"one {span(gpu)}-GPU node"
-    if tokens > 0 and _smallest_fitting(spec, gpu, weight_dtype, kv_dtype, 0, sizing) is not None:
+    if tokens > 0 and _smallest_fitting(spec, gpu, partial(fit, n=0)) is not None:
         return (
             f"{spec.name}'s weights fit, but {request_kv_text(spec, tokens, kv_dtype, what)}, "
             f"more than any TP/EP layout within {node} holds{past_context(spec, tokens)}"
         )
     return (
         f"no TP/EP layout within {node} fits {spec.name} on {gpu.name}: "
-        f"{_across_nodes(spec, gpu, weight_dtype, kv_dtype, tokens, sizing)}, lower-precision "
+        f"{_across_nodes(spec, gpu, fit)}, lower-precision "
         "weights or a GPU with more memory"
     )
 
 
-def _across_nodes(
-    spec: ModelSpec,
-    gpu: GPUSpec,
-    weight_dtype: str | None,
-    kv_dtype: str,
-    tokens: int,
-    sizing: KVSizing,
-) -> str:
+def _across_nodes(spec: ModelSpec, gpu: GPUSpec, fit: Callable[[Layout], bool]) -> str:
     """PP across nodes, naming the shallowest pipeline of the widest TP in a node that fits."""
     tp = max(t for t in _HINT_TPS if t <= span(gpu) and valid(spec, gpu, Layout(tp=t)))
     for pp in DEFAULT_PPS:
         lay = Layout(tp=tp, pp=pp)
-        if fits(spec, gpu, lay, weight_dtype=weight_dtype, kv_dtype=kv_dtype, tokens=tokens,
-                sizing=sizing):  # fmt: skip
+        if fit(lay):
             return f"PP across nodes ({lay} fits)"
     return "PP across more nodes"
