@@ -47,13 +47,15 @@ def test_the_table_states_the_slos_and_each_instances_load(
     assert rc == 0, err
     assert _row(out, "SLO attainment")[1].endswith("(TTFT <= 2 s and TPOT <= 100 ms)")
     assert "within both SLOs" in _row(out, "goodput_rps")[1]
-    for head in ("utilisation", "queued", "running", "prefill queue p50 / p99",
-                 "KV transfer p50 / p99"):  # fmt: skip
+    for head in ("utilisation", "queued", "running", "KV used mean / peak",
+                 "prefill queue p50 / p99", "KV transfer p50 / p99"):  # fmt: skip
         assert head in out
     prefill, decode = _row(out, "prefill0:tp1"), _row(out, "decode1:tp1")
     assert 0 < float(prefill[1]) < 1 and 0 < float(decode[1]) <= 1  # utilisation
-    assert re.fullmatch(r"\S+ m?s / \S+ m?s", prefill[4]) and prefill[5] == "-"
-    assert decode[4] == "-" and re.fullmatch(r"\S+ [mu]?s / \S+ [mu]?s", decode[5])
+    mean, peak = (float(x.rstrip(" %")) for x in decode[4].split(" / "))
+    assert 0 < mean <= peak <= 100  # KV pool in use, %
+    assert re.fullmatch(r"\S+ m?s / \S+ m?s", prefill[5]) and prefill[6] == "-"
+    assert decode[5] == "-" and re.fullmatch(r"\S+ [mu]?s / \S+ [mu]?s", decode[6])
     rc, out, _ = _sim(capsys, "tp1", "poisson:rate=3,n=60,isl=512,osl=16",
                       "--slo-ttft", "0.5", "--slo-tpot", "0.05")  # fmt: skip
     assert _row(out, "SLO attainment")[1].endswith("(TTFT <= 500 ms and TPOT <= 50 ms)")

@@ -99,3 +99,27 @@ def test_timeline_means_match_the_summary_across_role_switches(
     again = c["preempt"] > 0
     assert (c["pf_start"][again] > switches[0][0]).all()
     assert (c["pf_end"][again] - c["pf_start"][again] < 2.0).all()
+
+
+def test_kv_used_is_the_batchs_context_over_the_pool() -> None:
+    # C closed-loop clients with fixed lengths on one aggregated instance: the batch holds C
+    # requests nearly all the time, each with ISL + (tokens so far) of KV, so the pool's time
+    # average is about C x (ISL + OSL / 2) tokens (prefill steps are short next to the decode)
+    from pdplan.workload.core import Workload
+
+    c, isl, osl, cap = 8, 200, 400, 100_000
+    wl = Workload(np.full(400, isl, np.int32), np.full(400, osl, np.int32))
+    cfg = SimConfig(instances=aggs(1, cap=cap), sample_interval_s=0.05)
+    inst = simulate(cfg, wl, Arrivals("closed", concurrency=c)).summary()["instances"][0]
+    assert inst["kv_capacity_tokens"] == cap
+    assert inst["mean_kv_used"] == pytest.approx(c * (isl + osl / 2) / cap, rel=0.05)
+    assert inst["peak_kv_used_sampled"] == pytest.approx(c * (isl + osl) / cap, rel=0.02)
+
+
+def test_kv_used_stays_within_the_pool_when_it_preempts() -> None:
+    cfg = SimConfig(instances=aggs(1, cap=8_000, chunk_budget=2048), sample_interval_s=0.05)
+    res = simulate(cfg, lengths_workload(300, seed=3), Arrivals("poisson", rate=8.0))
+    inst = res.summary()["instances"][0]
+    assert res.preemptions > 0
+    assert 0.0 < inst["mean_kv_used"] <= inst["peak_kv_used_sampled"] <= 1.0
+    assert inst["peak_kv_used_sampled"] > 0.9  # it preempts because the pool is full

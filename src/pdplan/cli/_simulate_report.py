@@ -115,9 +115,13 @@ def _load_table(s: dict[str, Any], res: SimResult) -> Table:
     pooled = any(len(g) > 1 for g in groups)
     t = Table(
         title="pools (means per instance)" if pooled else "instances",
-        caption="queued / running: time-averaged requests waiting / in the batch",
+        caption=(
+            "queued / running: time-averaged requests waiting / in the batch; KV used: share "
+            "of the KV pool in use (time average / largest timeline sample)"
+        ),
     )
     heads = ["pool" if pooled else "instance", "utilisation", "queued", "running"]
+    heads.append("KV used mean / peak")
     heads.append("prefill queue p50 / p99" if disagg else "queue p50 / p99")
     if disagg:
         heads += ["decode slot wait p50 / p99", "KV transfer p50 / p99"]
@@ -128,6 +132,7 @@ def _load_table(s: dict[str, Any], res: SimResult) -> Table:
     for g in groups:
         idx = [i["index"] for i in g]
         row = [_label(g), *(f"{np.mean([i[k] for i in g]):{f}}" for k, f in _MEANS)]
+        row.append(_kv_cell(g))
         on_p = done & np.isin(c["p_inst"], idx)
         row.append(_p50_p99(c["pf_start"][on_p] - c["arrival"][on_p]))
         if disagg:
@@ -139,6 +144,19 @@ def _load_table(s: dict[str, Any], res: SimResult) -> Table:
 
 
 _MEANS = (("utilisation", ".3f"), ("mean_queue", ",.2f"), ("mean_running", ",.2f"))
+
+
+def _kv_cell(group: list[dict[str, Any]]) -> str:
+    """'41 % / 78 %': the KV pool's time-averaged share in use (mean over the group) and the
+    largest sampled share of any of its instances."""
+    mean = np.mean([i["mean_kv_used"] for i in group])
+    peak = max(i["peak_kv_used_sampled"] for i in group)
+    return f"{_pct(mean)} / {_pct(peak)}"
+
+
+def _pct(x: float) -> str:
+    """A share as percent: one decimal below 10 %, none above."""
+    return f"{100 * x:.1f} %" if x < 0.1 else f"{100 * x:.0f} %"
 
 
 def _groups(insts: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

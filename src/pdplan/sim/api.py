@@ -89,6 +89,7 @@ def _inst_stats(
     inst: Any, label: str, total: float, waiting: float, decoding: float, link: float
 ) -> dict[str, Any]:
     s = np.array(inst.samples, dtype=np.float64).reshape(-1, 5)  # (t, queued, run, kv, state)
+    kv_mean, kv_peak = _kv_use(s, total, inst.cap)
     return {
         "index": inst.idx,
         "name": label,
@@ -99,8 +100,24 @@ def _inst_stats(
         "mean_running": decoding,
         "prefix_hit_blocks": inst.cache.hits if inst.cache is not None else 0,
         "kv_link_utilisation": link,  # busiest of its KV links: bytes / (bw x run time)
+        "kv_capacity_tokens": inst.cap,
+        "mean_kv_used": kv_mean,  # fraction of kv_capacity_tokens, time-averaged (samples)
+        "peak_kv_used_sampled": kv_peak,  # the most of it in use at a timeline sample
         "timeline": s,
     }
+
+
+def _kv_use(s: np.ndarray, total: float, cap: int) -> tuple[float, float]:
+    """Time-averaged and peak KV in use, fractions of `cap` tokens, from the timeline samples
+    (t, queued, run, kv, state): each sample's value holds until the next one (the sampler
+    skips only stretches where nothing changes) and the last one until `total`."""
+    if not len(s) or cap <= 0:
+        return 0.0, 0.0
+    t, kv = s[:, 0], s[:, 3]
+    hold = np.diff(np.append(t, max(total, float(t[-1]))))  # s each sample's value holds
+    span = float(hold.sum())
+    mean = float(kv @ hold) / span if span > 0 else float(kv[-1])
+    return mean / cap, float(kv.max()) / cap
 
 
 def _time_averages(
