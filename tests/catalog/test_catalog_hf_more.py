@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pdplan.catalog.hf_config import _Reader, _text_config, load_config_dict
+from pdplan.catalog.hf_config import _Reader, load_config_dict
+from pdplan.catalog.hf_load import text_config
 from pdplan.catalog.hf_more import MORE_READERS, decilm_ffn_width
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError
@@ -20,7 +21,7 @@ CONFIGS = REPO.parent / "shared" / "data" / "reference" / "hf_configs"
 
 def _read(d: dict[str, Any]) -> ModelSpec:
     """What model_from_hf_config does once MORE_READERS is in its dispatch."""
-    t = _text_config(d)
+    t = text_config(d)
     arch = str((d.get("architectures") or ["?"])[0])
     reader = MORE_READERS[str(t["model_type"])]
     return reader(_Reader(t, "config.json", arch), t.get("quantization_config"), "m", "", arch)

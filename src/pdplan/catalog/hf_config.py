@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pdplan.catalog.hf_geom import gemma_defaults
+from pdplan.catalog.hf_load import hf_id_from_path, load_config_dict, side_quant, text_config
 from pdplan.catalog.hf_quant import (
     kv_dtype_from_config,
     split_expert_dtype,
@@ -16,7 +16,7 @@ from pdplan.catalog.hf_quant import (
 )
 from pdplan.catalog.hf_validate import check_config_numbers
 from pdplan.catalog.model_spec import LinearAttnSpec, MLASpec, ModelSpec, MoESpec
-from pdplan.errors import ConfigError, InputError
+from pdplan.errors import ConfigError
 
 __all__ = ["load_config_dict", "model_from_hf_config"]
 
@@ -47,57 +47,7 @@ _LAYER_KINDS: dict[str, str] = {
     "linear_attention": "linear",
 }
 
-# keys that may sit at the top level of a multimodal config instead of text_config
-_OUTER_KEYS = ("quantization_config", "tie_word_embeddings", "torch_dtype", "dtype")
-
 _MISSING = object()
-
-
-def load_config_dict(path: str | Path) -> dict[str, Any]:
-    """Parse a config.json (or a directory holding one); InputError names the file on failure."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "config.json"
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # -sig: a leading BOM (Windows editors) is skipped
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read config: {e.__class__.__name__}: {e}", path=str(p)) from e
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e.msg}", path=str(p), line=e.lineno) from e
-    if not isinstance(data, dict):
-        raise InputError("config.json must hold a JSON object", path=str(p))
-    return data
-
-
-def _side_quant(p: Path) -> dict[str, Any] | None:
-    """ModelOpt's hf_quant_config.json next to the config (NVFP4 checkpoints keep it apart)."""
-    stem = p.name[: -len("config.json")] if p.name.endswith("config.json") else ""
-    side = p.with_name(stem + "hf_quant_config.json")
-    if not side.is_file():
-        return None
-    q = load_config_dict(side).get("quantization")
-    return q if isinstance(q, dict) else None
-
-
-def _hf_id_from_path(p: Path) -> str:
-    """`org--Model_config.json` (our copies) -> `org/Model`; `dir/config.json` -> `dir`."""
-    if p.name == "config.json":
-        return p.parent.name
-    return p.name.removesuffix(".json").removesuffix("_config").replace("--", "/", 1)
-
-
-def _text_config(d: Mapping[str, Any]) -> dict[str, Any]:
-    """The language model's keys: text_config (multimodal) merged with top-level fallbacks."""
-    inner = d.get("text_config") or d.get("language_config")
-    if not isinstance(inner, dict):
-        return dict(d)
-    t = dict(inner)
-    for k in _OUTER_KEYS:
-        if t.get(k) is None and d.get(k) is not None:
-            t[k] = d[k]
-    return t
 
 
 def _pick(t: Mapping[str, Any], *names: str, default: Any = _MISSING) -> Any:
@@ -290,10 +240,10 @@ def model_from_hf_config(
         p = Path(path_or_dict)
         p = p / "config.json" if p.is_dir() else p
         d, where = load_config_dict(p), str(p)
-        hf_id, side = hf_id or _hf_id_from_path(p), _side_quant(p)
+        hf_id, side = hf_id or hf_id_from_path(p), side_quant(p)
     archs = d.get("architectures") or [d.get("model_type") or "unknown"]
     arch = str(archs[0]) if isinstance(archs, list) and archs else str(archs)
-    t = gemma_defaults(_text_config(d))  # transformers' defaults for keys Gemma 2 / 3 omit
+    t = gemma_defaults(text_config(d))  # transformers' defaults for keys Gemma 2 / 3 omit
     check_config_numbers(t, where)  # InputError: negative widths, KV heads that do not divide
     r = _Reader(t, where, arch)
     quant = t.get("quantization_config") or side

@@ -16,6 +16,7 @@ from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
 from pdplan.perf.attn_sparse import topk_context
+from pdplan.perf.cost_queries import CostQueries
 from pdplan.perf.dp import EngineLimits, busiest_rank_shape
 from pdplan.perf.efficiency import (
     Efficiency,
@@ -27,7 +28,6 @@ from pdplan.perf.efficiency import (
 )
 from pdplan.perf.hardware import compute_dtype, pad_bytes, padding_cap
 from pdplan.perf.pp import pp_micro_shape
-from pdplan.perf.prefill import chunked_prefill_time
 from pdplan.perf.step import BatchShape
 
 __all__ = ["CostModel", "StepBreakdown"]
@@ -58,7 +58,7 @@ class StepBreakdown:
         return self.gemm + self.attention + self.moe + self.comm + self.lm_head + self.overhead
 
 
-class CostModel(EngineLimits):
+class CostModel(CostQueries, EngineLimits):
     """Step times of one instance. Implements the StepModel protocol (perf/step.py)."""
 
     def __init__(
@@ -279,31 +279,3 @@ class CostModel(EngineLimits):
         `prompt_tokens` is the busiest-rank shape's (x dp, see _dp_busiest)."""
         dp = self.layout.dp
         return (self.eff.seq_s * rows + self.eff.prompt_token_s * prompt_tokens) / dp
-
-    def prefill_time(self, isl: int, batch: int = 1, cached: int = 0) -> float:
-        """Seconds to prefill `batch` prompts of `isl` new tokens each, in chunks of the
-        engine's token budget (each chunk one iteration)."""
-        return chunked_prefill_time(
-            self, self.step_token_budget, isl, batch, cached, self.prompt_token_budget
-        )
-
-    def decode_step(self, batch: int, ctx_per_seq: float) -> float:
-        """Seconds of one decode iteration of `batch` sequences of mean context `ctx_per_seq`."""
-        return self.step_time(BatchShape(decode_seqs=batch, decode_ctx=int(batch * ctx_per_seq)))
-
-    def prefill_request_s(self, isl: int) -> float:
-        """Instance seconds per prompt of `isl` tokens when prompts keep it busy: each
-        attention-DP rank prefills its own prompt side by side, so dp prompts share a step
-        (prefill_time(isl, dp) / dp; prefill_time(isl) without DP)."""
-        dp = self.layout.dp
-        return self.prefill_time(isl, dp) / dp
-
-    def prefill_tps_per_gpu(self, isl: int, batch: int | None = None) -> float:
-        """Prefill throughput per GPU at prompt length `isl`, tokens/s (`batch` prompts at a
-        time; default one per attention-DP rank)."""
-        b = batch or self.layout.dp
-        return b * isl / self.prefill_time(isl, b) / self.layout.gpus
-
-    def decode_tps_per_gpu(self, batch: int, ctx_per_seq: float) -> float:
-        """Decode throughput per GPU, tokens/s: batch tokens per step / step time / GPUs."""
-        return batch / self.decode_step(batch, ctx_per_seq) / self.layout.gpus
