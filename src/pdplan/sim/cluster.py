@@ -16,6 +16,7 @@ from pdplan.sim.engine import Instance
 from pdplan.sim.handoff import HandoffMixin
 from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, PRIO_SAMPLE, EventLoop
 from pdplan.sim.network import Network
+from pdplan.sim.route_prefill import PrefillRouteMixin
 from pdplan.sim.routing import Router
 from pdplan.sim.runs import RunLog
 from pdplan.sim.state import DONE, DROPPED, RUNNING, Detours, Requests
@@ -31,7 +32,7 @@ __all__ = ["Arrivals", "Simulator"]
 SAMPLE_SKIP = 1000
 
 
-class Simulator(HandoffMixin, SwitchingMixin):
+class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
     """Wires instances, router, network and metrics together; `run()` then `result()`."""
 
     __slots__ = tuple(
@@ -227,39 +228,6 @@ class Simulator(HandoffMixin, SwitchingMixin):
         elif inst.in_run:
             inst.kick()  # cut the decode run at its next boundary
         return None
-
-    def _route(self, rid: int) -> None:
-        r = self.req
-        inp = r.inp[rid]
-        if self._hashes:
-            hashes = self.wl.hashes(rid).tolist()
-            inst = self.router.choose(self.p_cands, hashes)
-        elif self._least_route:
-            hashes, inst = (), self.router.least(self.p_cands)
-        else:
-            hashes, inst = (), self.router.choose(self.p_cands)
-        if inp > inst.cap:  # too long for it: the least loaded of those it fits, if any
-            inst = self._fitting(self.p_cands, inp)
-            if inst is None:
-                return self._drop(rid, "prompt exceeds every prefill instance's KV capacity")
-        r.p_inst[rid] = inst.idx
-        hit = 0
-        if hashes and inst.cache is not None:
-            blocks = inst.cache.lookup(hashes)
-            hit = min(blocks * self.wl.block_tokens, inp - 1)  # tokens; its blocks go into
-            # the cache when its prefill is done (Instance._finish_chunks)
-            r.hit[rid] = r.pdone[rid] = hit
-        r.todo[rid] = inp - hit
-        inst.outstanding += inp + (r.out[rid] if inst.role == "agg" else 0)
-        inst.submit_prefill(rid)
-        return None
-
-    @staticmethod
-    def _fitting(cands: list[Instance], tokens: int) -> Instance | None:
-        """The least loaded candidate whose KV pool holds `tokens`, or None (pools differ in
-        size when instances do, e.g. on different GPUs)."""
-        fit = [c for c in cands if c.cap >= tokens]
-        return min(fit, key=lambda c: (c.outstanding, c.idx)) if fit else None
 
     def _drop(self, rid: int, why: str) -> None:
         self.req.state[rid] = DROPPED

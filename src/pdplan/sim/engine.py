@@ -10,6 +10,7 @@ from pdplan.sim.burst import BurstMixin
 from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.decode import DecodeMixin
+from pdplan.sim.first_tokens import FirstTokenMixin
 from pdplan.sim.lazyjoin import LazyJoinMixin
 from pdplan.sim.mixed import MixedStepMixin
 from pdplan.sim.polling import PollMixin
@@ -27,6 +28,7 @@ __all__ = ["Instance", "steps_within"]
 class Instance(
     BurstMixin,
     DecodeMixin,
+    FirstTokenMixin,
     LazyJoinMixin,
     MixedStepMixin,
     PollMixin,
