@@ -6,8 +6,9 @@ import pytest
 
 from pdplan.catalog import get_gpu, get_model
 from pdplan.parallel.layout import Layout
+from pdplan.perf.agg_cycles import interleaved_share
 from pdplan.perf.costmodel import CostModel
-from pdplan.perf.estimate import _interleaved_share, estimate_agg
+from pdplan.perf.estimate import estimate_agg
 from pdplan.perf.step import BatchShape, causal_pairs
 
 
@@ -26,12 +27,12 @@ def test_single_client_tpot_is_one_decode_step_at_any_osl(osl: int) -> None:
 
 
 def test_interleaved_share_counts_only_the_other_cohorts() -> None:
-    assert _interleaved_share(1, 1, 10) == 0.0  # C = 1 (or one cohort): nothing interleaves
-    assert _interleaved_share(1, 3, 12) == 0.0  # a long prompt's own chunks do not count
+    assert interleaved_share(1, 1, 10) == 0.0  # C = 1 (or one cohort): nothing interleaves
+    assert interleaved_share(1, 3, 12) == 0.0  # a long prompt's own chunks do not count
     # 4 one-prompt cohorts, osl 10: N = 10; the other 3 prompts land among its 9 decodes
-    assert _interleaved_share(4, 1, 10) == pytest.approx(3 / 9)
+    assert interleaved_share(4, 1, 10) == pytest.approx(3 / 9)
     # prefill-bound (N = n_cohorts * steps, a wait exists): every other iteration is a prefill
-    assert _interleaved_share(32, 1, 32) == pytest.approx(1.0)
+    assert interleaved_share(32, 1, 32) == pytest.approx(1.0)
 
 
 def test_tpot_spreads_only_other_clients_prefill_over_the_decode_steps() -> None:
