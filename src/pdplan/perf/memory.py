@@ -6,11 +6,12 @@ import math
 from dataclasses import dataclass
 
 from pdplan.catalog.gpu_spec import GPUSpec
-from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
+from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.efficiency import canonical_engine
 from pdplan.perf.sglang_memory import sglang_mem_fraction
+from pdplan.perf.weights import draft_head_bytes, weight_bytes_per_gpu
 
 __all__ = [
     "ENGINE_KV_MEMORY",
@@ -120,65 +121,6 @@ class MemoryPlan:
         }
 
 
-def _stage_layers(model: ModelSpec, pp: int) -> range:
-    """Layers of the largest (first) pipeline stage: ceil(L / pp) layers."""
-    return range(math.ceil(model.num_layers / pp))
-
-
-def weight_bytes_per_gpu(
-    model: ModelSpec, layout: Layout, weight_dtype: str | None = None, moe_dtype: str | None = None
-) -> float:
-    """Weight bytes on one GPU of the first pipeline stage (which also holds the embedding).
-
-    Attention and dense FFN split TP-ways (replicated across DP-attention groups); routed
-    experts split EP-ways by expert and moe_tp-ways inside an expert; shared experts TP-ways;
-    embedding and LM head vocab-parallel over TP, in BF16 (engines keep them unquantised).
-    """
-    wb = dtype_bytes(weight_dtype or model.weight_dtype)
-    mb = dtype_bytes(moe_dtype or model.default_moe_dtype(weight_dtype))
-    total = sum(_layer_bytes(model, i, layout, wb, mb) for i in _stage_layers(model, layout.pp))
-    emb = model.vocab_size * model.hidden_size * 2.0 / layout.tp  # BF16 embedding shard
-    total += emb if (model.tie_word_embeddings or layout.pp > 1) else 2 * emb
-    return total
-
-
-def _layer_bytes(model: ModelSpec, i: int, layout: Layout, wb: float, mb: float) -> float:
-    """Weight bytes of decoder layer `i` on one GPU (`wb` / `mb`: bytes per dense / expert
-    weight)."""
-    total = model.attn_params(model.layer_types[i]) * wb / layout.tp
-    ffn = model.ffn_kind(i)
-    if ffn == "moe":
-        m = model.moe
-        assert m is not None
-        h = model.hidden_size
-        experts_local = math.ceil(m.num_experts / layout.ep)
-        e_h = m.expert_dim(h)
-        total += experts_local * model.ffn_mats * e_h * m.expert_intermediate_size * mb / layout.etp
-        total += 2 * h * m.latent_size * wb / layout.tp  # latent projections (0 if none)
-        total += (
-            m.num_shared_experts * model.ffn_mats * h * m.shared_intermediate_size * wb / layout.tp
-        )
-        total += h * m.num_experts * 2.0  # router in BF16, replicated
-    elif ffn == "dense":
-        total += model.dense_ffn_params() * wb / layout.tp
-    return total
-
-
-def draft_head_bytes(
-    model: ModelSpec,
-    layout: Layout,
-    draft_layers: int,
-    weight_dtype: str | None = None,
-    moe_dtype: str | None = None,
-) -> float:
-    """Weight bytes on one GPU of a speculative draft head of `draft_layers` decoder layers
-    shaped as the model's last (DeepSeek-V3's MTP module is one such layer; its embedding and
-    LM head are the target's, shared)."""
-    wb = dtype_bytes(weight_dtype or model.weight_dtype)
-    mb = dtype_bytes(moe_dtype or model.default_moe_dtype(weight_dtype))
-    return draft_layers * _layer_bytes(model, model.num_layers - 1, layout, wb, mb)
-
-
 def kv_bytes_per_token_per_gpu(
     model: ModelSpec, layout: Layout, kv_dtype: str = "bf16", context: int | None = None
 ) -> float:
@@ -229,6 +171,34 @@ def _activation_bytes(model: ModelSpec, layout: Layout, chunk_tokens: int) -> fl
     return chunk_tokens * per_token + logits
 
 
+def _does_not_fit(
+    parts: tuple[float, float, int, float, float],
+    used: float,
+    mem_fraction: float,
+    of_free: bool,
+    gpu: GPUSpec,
+    layout: Layout,
+    wdt: str,
+) -> DoesNotFitError:
+    """The error for weights + activations + runtime + reserve (`used` B) over the device:
+    every part in GiB and the shortfall."""
+    weights, head, draft_layers, act, reserve = parts
+    hbm = gpu.hbm_bytes
+    return DoesNotFitError(
+        f"does not fit: needs {used / GiB:.1f} GiB per GPU before any KV cache "
+        f"(weights {weights / GiB:.1f}"
+        + (f", of which a {draft_layers}-layer draft head {head / GiB:.1f}" if head else "")
+        + f" + activations {act / GiB:.1f} + runtime "
+        f"{RUNTIME_OVERHEAD_BYTES / GiB:.1f} + reserve {reserve / GiB:.1f}: the "
+        f"{1.0 - mem_fraction:.3g} of {'the memory left free' if of_free else 'the device'} "
+        f"that the engine's memory fraction {mem_fraction:.3g} keeps out), has "
+        f"{hbm / GiB:.0f} GiB on {gpu.name}: short by {(used - hbm) / GiB:.1f} GiB "
+        f"({layout}, {wdt.upper()} weights)",
+        need_bytes=used,
+        have_bytes=hbm,
+    )
+
+
 def plan_memory(
     model: ModelSpec,
     gpu: GPUSpec,
@@ -259,19 +229,8 @@ def plan_memory(
     reserve = (1.0 - mem_fraction) * base
     used = weights + act + RUNTIME_OVERHEAD_BYTES + reserve
     if check and used >= hbm:
-        raise DoesNotFitError(
-            f"does not fit: needs {used / GiB:.1f} GiB per GPU before any KV cache "
-            f"(weights {weights / GiB:.1f}"
-            + (f", of which a {draft_layers}-layer draft head {head / GiB:.1f}" if head else "")
-            + f" + activations {act / GiB:.1f} + runtime "
-            f"{RUNTIME_OVERHEAD_BYTES / GiB:.1f} + reserve {reserve / GiB:.1f}: the "
-            f"{1.0 - mem_fraction:.3g} of {'the memory left free' if of_free else 'the device'} "
-            f"that the engine's memory fraction {mem_fraction:.3g} keeps out), has "
-            f"{hbm / GiB:.0f} GiB on {gpu.name}: short by {(used - hbm) / GiB:.1f} GiB "
-            f"({layout}, {wdt.upper()} weights)",
-            need_bytes=used,
-            have_bytes=hbm,
-        )
+        parts = (weights, head, draft_layers, act, reserve)
+        raise _does_not_fit(parts, used, mem_fraction, of_free, gpu, layout, wdt)
     kv_free = max(0.0, hbm - used)
     per_tok = kv_bytes_per_token_per_gpu(model, layout, kv_dtype, context)
     per_tok *= 1.0 + draft_layers / model.num_layers  # the head's layer keeps its own KV
