@@ -72,3 +72,15 @@ def test_the_engines_max_running_sequences_cap_the_batch(
     assert all(e["decode_batch"] <= 1024 for e in out)  # vLLM max_num_seqs on >= 70 GiB
     assert out[1]["tpot_ms"] == pytest.approx(out[0]["tpot_ms"])  # the rest queue instead
     assert out[1]["ttft_ms"] > 2 * out[0]["ttft_ms"]
+
+
+def test_a_ttft_of_hours_prints_in_seconds(capsys: pytest.CaptureFixture[str]) -> None:
+    # 10^8 clients queue for the KV pool: TTFT is days, printed in seconds, not 11 digits of ms
+    main(["estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "-c", "100000000", "--json"])
+    ttft_ms = json.loads(capsys.readouterr().out)["estimate"]["ttft_ms"]
+    assert ttft_ms > 1e7
+    rc, out, _ = _run(capsys)  # a few clients: milliseconds, as before
+    assert rc == 0 and " ms " in out.split("TTFT")[1].split("\n")[0]
+    main(["estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "-c", "100000000"])
+    line = capsys.readouterr().out.split("TTFT")[1].split("\n")[0]
+    assert f"{ttft_ms / 1000:,.0f} s" in line and "ms" not in line

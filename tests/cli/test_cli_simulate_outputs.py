@@ -105,12 +105,12 @@ def test_the_table_explains_drops_and_an_all_dropped_run_fails(
 ) -> None:
     some = _trace(tmp_path / "some.csv", [(0.0, 100, 10), (1.0, 0, 10), (2.0, 100, 0)])
     rc, out, _ = _small(capsys, "tp1", some)
-    assert rc == 0 and re.search(r"dropped\s+│ 2 \(2 empty prompt or output\)", out)
+    assert rc == 0 and re.search(r"dropped\s+│ 2 \(empty prompt or output: 2\)", out)
     every = _trace(tmp_path / "every.csv", [(0.0, 0, 10), (1.0, 100, 0)])
     for more in ((), ("--json",)):
         rc, out, err = _small(capsys, "tp1", every, *more)
         assert rc != 0 and out.strip() == "" and "Traceback" not in err
-        assert "all 2 requests were dropped (2 empty prompt or output)" in err
+        assert "all 2 requests were dropped (empty prompt or output: 2)" in err
 
 
 def test_output_files_name_instances_states_and_the_ttft_overhead(

@@ -11,6 +11,7 @@ from pdplan.errors import ConfigError
 from pdplan.perf.step import LinearStepModel
 from pdplan.sim import Arrivals, InstanceSpec, SimConfig, parse_deployment, simulate
 from pdplan.sim.cache import PrefixCache
+from pdplan.sim.deploy import MAX_INSTANCES
 from pdplan.workload.core import Workload
 
 STEP = LinearStepModel(base_s=0.01, per_token_s=0.001)  # prefill 100 tok = 0.11 s, decode 0.011 s
@@ -282,6 +283,14 @@ def test_deployment_typos_are_refused_not_guessed(text: str, message: str) -> No
     with pytest.raises(ConfigError, match=message):
         parse_deployment(text)
     assert len(parse_deployment(" 4P:tp4 , 8D:tp8 ")) == 2  # spaces around pools are fine
+
+
+def test_a_deployment_past_the_instance_cap_is_refused() -> None:
+    assert sum(p.count for p in parse_deployment(f"tp4x{MAX_INSTANCES}")) == MAX_INSTANCES
+    with pytest.raises(ConfigError, match="10,001 instances, over the simulator's 10,000"):
+        parse_deployment(f"1P:tp4+{MAX_INSTANCES}D:tp8")
+    with pytest.raises(ConfigError, match="99,999,999 instances"):
+        parse_deployment("tp4x99999999")
 
 
 def test_round_robin_starts_at_the_first_instance() -> None:

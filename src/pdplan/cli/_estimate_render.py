@@ -20,7 +20,7 @@ def render(out: dict[str, Any]) -> Any:
                 f"{out['concurrency']} clients, {out['gpus']} GPUs",
             ),
             ("layout", _layout_text(out)),
-            ("TTFT", f"{e['ttft_ms']:.1f} ms"),
+            ("TTFT", _ms(e["ttft_ms"])),
             (
                 "TPOT",
                 f"{e['tpot_ms']:.2f} ms" if out["osl"] > 1 else "n/a (one output token: no gap)",
@@ -50,6 +50,12 @@ def render(out: dict[str, Any]) -> Any:
             con.print(f"note: {out['layout_note']}", markup=False)
 
     return render
+
+
+def _ms(ms: float) -> str:
+    """'812.4 ms'; from 10 s on in seconds with separators ('37,544,976 s'), where a queue of
+    clients past the KV pool would otherwise print an unreadable run of digits."""
+    return f"{ms:.1f} ms" if ms < 10_000 else f"{ms / 1000:,.0f} s"
 
 
 def _layout_text(out: dict[str, Any]) -> str:

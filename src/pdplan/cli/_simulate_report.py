@@ -62,8 +62,8 @@ def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -
 
 
 def _reasons(reasons: dict[str, int]) -> str:
-    """'2 empty prompt or output; 1 prompt exceeds ...', most frequent first."""
-    return "; ".join(f"{n:,} {why}" for why, n in sorted(reasons.items(), key=lambda x: -x[1]))
+    """'empty prompt or output: 2; prompt exceeds ...: 1', most frequent first."""
+    return "; ".join(f"{why}: {n:,}" for why, n in sorted(reasons.items(), key=lambda x: -x[1]))
 
 
 def _summary_rows(s: dict[str, Any]) -> list[tuple[str, Any]]:

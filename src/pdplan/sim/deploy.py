@@ -14,7 +14,13 @@ from pdplan.perf.step import StepModel
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.placement import place
 
-__all__ = ["Pool", "build_instances", "layout_syntax_error", "parse_deployment"]
+__all__ = ["MAX_INSTANCES", "Pool", "build_instances", "layout_syntax_error", "parse_deployment"]
+
+# Most instances one simulated deployment may hold: 10,000 TP8 instances are 80,000 GPUs, past
+# any single serving deployment; the simulator's per-instance state grows with the count
+# (~17 KB an instance, measured: tp4x10000 peaks at 170 MB RSS), so a typo such as tp4x99999999
+# is refused rather than left to allocate for hours
+MAX_INSTANCES = 10_000
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,13 @@ def parse_deployment(text: str) -> list[Pool]:
         )
     if "agg" not in roles and roles != {"prefill", "decode"}:
         raise ConfigError(f"deployment {text!r} needs both a P pool and a D pool")
+    total = sum(p.count for p in pools)
+    if total > MAX_INSTANCES:
+        raise ConfigError(
+            f"deployment {text!r} has {total:,} instances, over the simulator's "
+            f"{MAX_INSTANCES:,}: simulate a slice of the cluster (e.g. 1/100 of the instances "
+            "with 1/100 of the traffic)"
+        )
     return pools
 
 
