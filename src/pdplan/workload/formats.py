@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import csv
-import gzip
-import io
 import json
 import re
-import zlib
 from dataclasses import dataclass, replace
-from typing import IO
 
 from pdplan.errors import InputError
+from pdplan.workload.files import is_gzip, open_binary, open_text, read_head
 from pdplan.workload.values import TIME_UNITS
 
 __all__ = [
@@ -27,9 +24,7 @@ __all__ = [
 ]
 
 CONTAINERS = ("csv", "jsonl", "parquet")
-_GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952 member header
 _PARQUET_MAGIC = b"PAR1"  # Apache Parquet file header
-_HEAD_BYTES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -131,46 +126,13 @@ def _map_from_pairs(pairs: dict[str, str], columns: list[str], path: str) -> Col
     )
 
 
-# -- opening files -------------------------------------------------------------------------
-def is_gzip(path: str) -> bool:
-    with _open_raw(path) as f:
-        return f.read(2) == _GZIP_MAGIC
-
-
-def _open_raw(path: str) -> IO[bytes]:
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror or exc}", path=path) from None
-
-
-def open_binary(path: str) -> IO[bytes]:
-    """The file's bytes, transparently gunzipped."""
-    if is_gzip(path):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return _open_raw(path)
-
-
-def open_text(path: str) -> IO[str]:
-    """UTF-8 text; undecodable bytes become U+FFFD so the bad row is named, not the decoder."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
-
-
-def _head(path: str) -> bytes:
-    try:
-        with open_binary(path) as f:
-            return f.read(_HEAD_BYTES)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"cannot read (corrupt gzip?): {exc}", path=path) from None
-
-
 # -- detection -----------------------------------------------------------------------------
 _PROM_LINE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*(\{[^}]*\})?\s+[-+0-9.eEInfNa]+(\s+\d+)?$")
 
 
 def looks_like_prometheus(path: str) -> bool:
     """A Prometheus text exposition: '# HELP' / '# TYPE' comments or `name{labels} value`."""
-    text = _head(path).decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = read_head(path).decode("utf-8", errors="replace").lstrip("\ufeff")
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return first.startswith(("# HELP ", "# TYPE ")) or bool(_PROM_LINE.match(first))
 
@@ -223,7 +185,7 @@ def detect(
 ) -> tuple[str, ColumnMap, str]:
     """-> (container, column map, format name) for a file, from --format/--map or its header."""
     gz = is_gzip(path)
-    head = _head(path)
+    head = read_head(path)
     if not head.strip():
         raise InputError("empty file", path=path)
     if fmt != "csv" and not head.startswith(_PARQUET_MAGIC):
@@ -269,7 +231,7 @@ def _pick_map(
 def _hint(path: str) -> str:
     """Why a file's header reads oddly, when the head of the file shows it: a .gz name on a
     file that is not gzip, binary bytes, tab-separated columns."""
-    head = _head(path)
+    head = read_head(path)
     if path.lower().endswith(".gz") and not is_gzip(path):
         return ": named .gz but not gzip-compressed"
     text = head.decode("utf-8", errors="replace")
