@@ -8,6 +8,7 @@ from typing import Any
 
 from pdplan.cli._common import warn
 from pdplan.errors import ConfigError
+from pdplan.perf.efficiency import vendor_caveat
 from pdplan.plan.layout_pick import KV_BATCH_CAP, KVNeed, KVSizing
 
 __all__ = ["MAX_TPOT_S", "check_tpot", "instances", "lengths_and_means"]
@@ -64,6 +65,10 @@ def instances(
     for w in layout_warnings(spec, gpu, [(lp, isl), (ld, tokens)]):
         warn(w)  # e.g. TP wider than the scale-up domain, as `pdplan parallel` warns
         said.append(w)
+    caveat = vendor_caveat(gpu.name, gpu.vendor)  # efficiencies fitted on NVIDIA runs
+    if caveat:
+        warn(caveat)
+        said.append(caveat)
     cm_p = CostModel(spec, gpu, lp, engine=opts["engine"], kv_dtype=kvd)
     sd = parse_spec(opts["spec_decode"] or "")  # decode instances may draft (MTP / EAGLE)
     cm_d = CostModel(spec, gpu, ld, opts["engine"], None, kvd) if sd is None else SpecCostModel(

@@ -85,6 +85,7 @@ def estimate_cmd(
     spec, g = get_model(model), get_gpu(gpu)
     kv_dtype = kv_dtype or spec.serving_kv_dtype  # as engines serve it when none is given
     said = [w for w in [context_warning(spec, isl + osl, "a request")] if w]
+    said += _vendor(g)
     given = {"--prefill-layout": prefill_layout, "--decode-layout": decode_layout}
     needs = _kv_needs(isl, osl, concurrency, decode_workers or 1)
     sd = parse_spec(spec_decode or "")  # checked before any layout is picked
@@ -112,6 +113,16 @@ def estimate_cmd(
     if note:
         out["layout_note"] = note
     emit(out, as_json, _render(out))
+
+
+def _vendor(g: Any) -> list[str]:
+    """The caution for a GPU whose vendor the efficiencies were not fitted on, warned."""
+    from pdplan.perf.efficiency import vendor_caveat
+
+    caveat = vendor_caveat(g.name, g.vendor)
+    if caveat:
+        warn(caveat)
+    return [caveat] if caveat else []
 
 
 def _kv_needs(isl: int, osl: int, clients: int, decode_workers: int) -> dict[str, Any]:

@@ -22,6 +22,7 @@ __all__ = [
     "check_kv_cache_dtype",
     "get_efficiency",
     "matmul_scale",
+    "vendor_caveat",
 ]
 
 # Measured MAMF / BF16 peak of the GPUs whose rows the efficiencies were fitted on: H100 / H200
@@ -75,6 +76,23 @@ def check_engine_vendor(engine: str, gpu_name: str, vendor: str) -> None:
         raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu_name} is {vendor}")
     if ("rocm" in name or "mori" in name or name == "atom") and vendor != "AMD":
         raise ConfigError(f"engine {engine!r} is an AMD ROCm build; {gpu_name} is {vendor}")
+
+
+def vendor_caveat(gpu_name: str, vendor: str) -> str | None:
+    """A caution for a GPU of a vendor the efficiencies were not fitted on (every measured
+    row behind them ran on NVIDIA parts), with what published runs showed there
+    (benchmarks/external_serving.csv, benchmarks/README.md's twenty-eighth pass); None on
+    NVIDIA."""
+    if vendor == "NVIDIA":
+        return None
+    seen = (
+        "; published SGLang 0.5.5 DeepSeek-R1 FP8 runs on MI300X / MI325X (InferenceMAX) "
+        "measure about 2x the TPOT this model gives and MI355X runs about 1.2x, so read "
+        "its latencies as optimistic"
+        if vendor == "AMD"
+        else "; no published run on this vendor's parts has checked them"
+    )
+    return f"{gpu_name} ({vendor}): the cost model's efficiencies were fitted on NVIDIA runs{seen}"
 
 
 @dataclass(frozen=True)

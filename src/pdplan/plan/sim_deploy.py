@@ -13,7 +13,7 @@ from pdplan.errors import ConfigError
 from pdplan.parallel import require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
-from pdplan.perf.efficiency import Efficiency, get_efficiency
+from pdplan.perf.efficiency import Efficiency, get_efficiency, vendor_caveat
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.memory import engine_kv_memory, engine_reserves_output_kv, plan_memory
 from pdplan.perf.spec_decode import SpecCostModel, SpecDecode, parse_spec
@@ -167,6 +167,9 @@ def _make(
     chk = require_valid(m, layout, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
     for text in chk.warnings:
         warned[f"layout {layout} on {g.name}: {text}"] = None
+    caveat = vendor_caveat(g.name, g.vendor)
+    if caveat:
+        warned[caveat] = None
     drafts = 0 if spec is None else spec.draft_layers  # the head's weights and KV layer
     args = (m, g, layout, engine, weight_dtype, kv_dtype)
     cm = CostModel(*args) if spec is None else SpecCostModel(*args, spec=spec)
