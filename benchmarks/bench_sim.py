@@ -101,6 +101,19 @@ def run(n: int, rate: float, exact: bool = False) -> tuple[float, dict]:
     return n / dt, s
 
 
+def pace() -> float:
+    """This machine's pure-Python pace, M loop iterations/s (best of 3 of a 5M-iteration sum):
+    the simulator is interpreter-bound, so its rate moves with this figure between machines
+    and between runs on a shared one."""
+    best = 0.0
+    for _ in range(3):
+        t, s = time.perf_counter(), 0
+        for i in range(5_000_000):
+            s += i
+        best = max(best, 5.0 / (time.perf_counter() - t))
+    return best
+
+
 def compare(fast: dict, ref: dict) -> None:
     """Event-skipping vs exact: relative differences of p50 / p99 TTFT, TPOT and ITL."""
     diffs = [
@@ -138,6 +151,7 @@ def main() -> None:
     if a.child:
         return mem_child(a.mem_n, a.rate)
     if a.n:
+        print(f"machine pace: {pace():.1f} M Python loop iterations/s (for comparing machines)")
         runs = [run(a.n, a.rate) for _ in range(a.repeat)]
         best = max(r for r, _ in runs)
         print(f"best of {a.repeat}: {best:,.0f} simulated requests/s (target >= 50,000)")

@@ -9,6 +9,7 @@ from pdplan.perf.efficiency import Efficiency
 from pdplan.perf.measured import MeasuredRow
 from pdplan.plan.row_setup import is_inferencemax
 from pdplan.plan.row_spec import row_spec
+from pdplan.plan.row_vllm import MINIMAX_FP8_RECIPES, minimax_fp8_recipe
 from pdplan.sim.gate import ContextGate
 
 __all__ = [
@@ -72,7 +73,12 @@ def trtllm_max_num_tokens(row: MeasuredRow) -> int:
 def row_token_budget(row: MeasuredRow) -> int | None:
     """Tokens one iteration of one rank may take in the row's InferenceMAX TensorRT-LLM
     recipe (--max_num_tokens), or None (the engine's default applies): the DeepSeek recipes'
-    trtllm_max_num_tokens; gptoss_fp4_b200_trt.sh sets MAX_NUM_TOKENS=20000."""
+    trtllm_max_num_tokens; gptoss_fp4_b200_trt.sh sets MAX_NUM_TOKENS=20000. The vLLM
+    MiniMax-M2.5 FP8 recipe from v0.19 passes --max-num-batched-tokens $((ISL * 2)) (row_vllm)."""
+    recipe = minimax_fp8_recipe(row)
+    if recipe is not None:
+        per_isl = MINIMAX_FP8_RECIPES[recipe][2]
+        return per_isl * row.isl if per_isl else None
     if not _single_node_trtllm(row):
         return None
     fam = _family(row)
@@ -121,7 +127,12 @@ def recipe_text(row: MeasuredRow) -> str:
     parts = []
     budget = row_token_budget(row)
     if budget is not None:
-        parts.append(f"max_num_tokens={budget}")
+        name = "max_num_batched_tokens" if row.backend == "vllm" else "max_num_tokens"
+        parts.append(f"{name}={budget}")
+    recipe = minimax_fp8_recipe(row)
+    if recipe is not None:
+        frac, kvd, _ = MINIMAX_FP8_RECIPES[recipe]
+        parts.append(f"gpu_memory_utilization={frac:g}; kv_cache_dtype={kvd}")
     if _single_node_trtllm(row) and _family(row) == "deepseek":
         parts.append(f"first_token_steps={_FIRST_TOKEN_STEPS:g}")
     gate = row_gate(row)

@@ -9,6 +9,14 @@ from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError, PdplanError
 from pdplan.parallel.checks import require_valid
 from pdplan.perf.measured import MeasuredRow
+from pdplan.plan.row_vllm import (
+    INFERENCEMAX_MARKERS,
+    MINIMAX_FP8_RECIPES,
+    is_blackwell,
+    is_inferencemax,
+    minimax_fp8_recipe,
+    release,
+)
 
 __all__ = [
     "INFERENCEMAX_MARKERS",
@@ -19,15 +27,6 @@ __all__ = [
     "kv_dtype_for",
     "recipe_mem_fraction",
 ]
-
-
-# Rows whose source note names a GitHub workflow run come from InferenceMAX (InferenceX) sweeps.
-INFERENCEMAX_MARKERS = ("workflow_run_id=", "wip=")
-
-
-def is_inferencemax(row: MeasuredRow) -> bool:
-    """Was the row measured by an InferenceMAX sweep (its source note names a workflow run)?"""
-    return any(m in row.source for m in INFERENCEMAX_MARKERS)
 
 
 def kv_dtype_for(row: MeasuredRow) -> str:
@@ -44,7 +43,11 @@ def kv_dtype_for(row: MeasuredRow) -> str:
     Kimi-K2.5 gained `--kv-cache-dtype fp8` in later versions) and the rows do not say which
     ran, so their FP8 / BF16 checkpoints keep the default. AMD's "-FP8-KV"
     checkpoints (amd/Llama-3.3-70B-Instruct-FP8-KV) carry KV-cache scales and are served with
-    an FP8 cache. So do NVIDIA's NVFP4 checkpoints under vLLM from 0.14 (_vllm_checkpoint_fp8)."""
+    an FP8 cache. So do NVIDIA's NVFP4 checkpoints under vLLM from 0.14 (_vllm_checkpoint_fp8),
+    and InferenceMAX's MiniMax-M2.5 FP8 vLLM recipe on Blackwell from v0.19 (row_vllm)."""
+    recipe = minimax_fp8_recipe(row)
+    if recipe is not None:
+        return MINIMAX_FP8_RECIPES[recipe][1]
     if row.model_path.strip().lower().endswith("-fp8-kv"):
         return "fp8"
     if _vllm_checkpoint_fp8(row):
@@ -83,17 +86,8 @@ def _vllm_checkpoint_fp8(row: MeasuredRow) -> bool:
             return False
     except PdplanError:
         return False
-    ver = _release(row.version)
+    ver = release(row.version)
     return ver is None or ver >= VLLM_CHECKPOINT_KV_FROM
-
-
-def _release(version: str) -> tuple[int, int] | None:
-    """(major, minor) of a version string such as '0.19.0' / 'v0.15.1'; None if it names
-    none (a nightly build, a blank)."""
-    parts = version.strip().lstrip("vV").split(".")
-    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
-        return None
-    return int(parts[0]), int(parts[1])
 
 
 # InferenceMAX's SGLang DeepSeek-R1 recipes on B200 / B300 pass --mem-fraction-static (InferenceX
@@ -105,8 +99,12 @@ _DSR1_MEM_FRACTION = {"fp4": 0.85, ("fp8", 8): 0.82, ("fp8", 4): 0.95}
 
 
 def recipe_mem_fraction(row: MeasuredRow) -> float | None:
-    """The --mem-fraction-static the row's InferenceMAX SGLang recipe passes, or None (the
+    """The --mem-fraction-static the row's InferenceMAX SGLang recipe passes (or the
+    --gpu-memory-utilization of its vLLM MiniMax-M2.5 FP8 recipe, row_vllm), or None (the
     engine's default rule applies)."""
+    recipe = minimax_fp8_recipe(row)
+    if recipe is not None:
+        return MINIMAX_FP8_RECIPES[recipe][0]
     if not (row.backend == "sglang" and is_inferencemax(row) and is_blackwell(row)):
         return None
     name, dtype = row.model_path.lower(), (row.weight_dtype or "").lower()
@@ -124,15 +122,6 @@ def _sglang_dsa_fp8(row: MeasuredRow) -> bool:
     except PdplanError:
         return False
     return mla is not None and mla.index_topk > 0 and is_blackwell(row)
-
-
-def is_blackwell(row: MeasuredRow) -> bool:
-    """Is the row's GPU a Blackwell part (an NVIDIA GPU with FP4 tensor cores)?"""
-    try:
-        gpu = get_gpu(row.system)
-    except PdplanError:
-        return False
-    return gpu.vendor == "NVIDIA" and gpu.fp4_tflops is not None
 
 
 def check_row_deployment(row: MeasuredRow) -> int:
