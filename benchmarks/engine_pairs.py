@@ -17,11 +17,10 @@ and FP8 on another in the AIConfigurator gap-analysis file), and their harness.
 
 from __future__ import annotations
 
-import csv
-import sys
 from collections import defaultdict
 
-from ep_pairs import _log_ratio, _med  # same folder: run as `python benchmarks/engine_pairs.py`
+# ep_pairs sits in this folder: run as `python benchmarks/engine_pairs.py`
+from ep_pairs import _log_ratio, _med, read_rows
 
 Pair = tuple[float, float, float, float]  # TTFT meas / pred, TPOT meas / pred (log A / B)
 _KEY = ("model", "system", "layout", "isl", "osl", "concurrency")
@@ -50,10 +49,7 @@ def pairs(rows: list[dict[str, str]]) -> dict[tuple[str, ...], list[Pair]]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    with open(sys.argv[1], newline="") as fh:
-        groups = pairs(list(csv.DictReader(fh)))
+    groups = pairs(read_rows(__doc__))
     print("log(A / B), median per group: measured vs predicted")
     for (ea, va, eb, vb, isl), ps in sorted(groups.items()):
         print(

@@ -64,11 +64,16 @@ def _med(xs: list[float]) -> float:
     return median(xs) if xs else math.nan
 
 
-def main() -> None:
+def read_rows(doc: str | None) -> list[dict[str, str]]:
+    """The rows of the `accuracy --rows` CSV named on the command line (else print `doc`)."""
     if len(sys.argv) != 2:
-        sys.exit(__doc__)
+        sys.exit(doc)
     with open(sys.argv[1], newline="") as fh:
-        groups = pairs(list(csv.DictReader(fh)))
+        return list(csv.DictReader(fh))
+
+
+def main() -> None:
+    groups = pairs(read_rows(__doc__))
     print("log(EP / TP), median per group: measured vs predicted")
     for (eng, model, gpu, tp), ps in sorted(groups.items()):
         print(
