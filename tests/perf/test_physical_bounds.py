@@ -44,6 +44,7 @@ from pdplan.catalog import get_gpu, get_model
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.gpus import list_gpus
 from pdplan.catalog.model_spec import ModelSpec
+from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import estimate_agg
@@ -86,10 +87,26 @@ def _engines(gpu: GPUSpec) -> tuple[str, ...]:
     return ("vllm", "sglang", "trtllm") if gpu.vendor == "NVIDIA" else ("vllm", "sglang")
 
 
-def _dtypes(model: ModelSpec) -> tuple[str, ...]:
+def _dtypes(model: ModelSpec, gpu: GPUSpec | None = None) -> tuple[str, ...]:
     # the checkpoint's own weight dtype, FP8 and FP4 (a GPU without FP8 / FP4 tensor cores runs
-    # them at the next wider dtype's rate: GPUSpec.tflops falls back FP4 -> FP8 -> BF16)
+    # them at the next wider dtype's rate: GPUSpec.tflops falls back FP4 -> FP8 -> BF16); a
+    # pre-Ampere GPU (fp16_only) has no FP8 / FP4 weight kernels at all: BF16 (run as FP16)
+    # and INT4 there (CostModel refuses the others, perf/hardware.py check_weight_dtypes)
+    if gpu is not None and gpu.fp16_only:
+        return ("bf16", "int4")
     return tuple(dict.fromkeys((model.weight_dtype, "fp8", "fp4")))
+
+
+def _moe_dtype(model: ModelSpec, gpu: GPUSpec) -> str | None:
+    # experts kept in their own FP4 dtype (gpt-oss MXFP4) cannot run pre-Ampere: BF16 there
+    return "bf16" if gpu.fp16_only and model.moe_weight_dtype else None
+
+
+def _checkpoint_dtypes(model: ModelSpec, gpu: GPUSpec) -> dict[str, str | None]:
+    """The checkpoint's own dtypes, or BF16 on a pre-Ampere GPU for an FP8 / FP4 checkpoint."""
+    if not gpu.fp16_only:
+        return {}
+    return {"weight_dtype": _dtypes(model, gpu)[0], "moe_dtype": _moe_dtype(model, gpu)}
 
 
 @cache
@@ -99,14 +116,14 @@ def _cases(gpu_name: str, model_name: str) -> tuple[CostModel, ...]:
     dtype across its layouts, and every (layout, engine, dtype) is seen across the GPUs,
     without the full product. KV in BF16, except one layout per model in FP8."""
     gpu, model = get_gpu(gpu_name), get_model(model_name)
-    engines, dtypes = _engines(gpu), _dtypes(model)
+    engines, dtypes = _engines(gpu), _dtypes(model, gpu)
     k = GPUS.index(gpu_name)
     out = []
     for i, lay in enumerate(MODELS[model_name]):
         eng = engines[(i + k) % len(engines)]
         wd = dtypes[(i + k // len(engines)) % len(dtypes)]
         kvd = "fp8" if (i + k) % len(MODELS[model_name]) == 0 else "bf16"
-        out.append(CostModel(model, gpu, lay, eng, wd, kvd))
+        out.append(CostModel(model, gpu, lay, eng, wd, kvd, moe_dtype=_moe_dtype(model, gpu)))
     return tuple(out)
 
 
@@ -213,7 +230,8 @@ def test_more_tp_never_slows_a_gpus_weight_stream(model: str) -> None:
         eng = _engines(g)[k % len(_engines(g))]
         ts = []
         for tp in TPS:
-            br = CostModel(m, g, Layout(tp=tp), eng).breakdown(shape)
+            cm = CostModel(m, g, Layout(tp=tp), eng, **_checkpoint_dtypes(m, g))
+            br = cm.breakdown(shape)
             ts.append(br.gemm + br.moe + br.lm_head)
         if any(y > x * (1 + RTOL) for x, y in pairwise(ts)):
             bad.append(f"{gpu} {model} {eng} TP {TPS}: {ts}")
@@ -272,6 +290,10 @@ def test_decode_streams_bf16_attention_of_mixed_checkpoints(ckpt: str, gpu: str)
     path = HF_CONFIGS / f"{ckpt}_config.json"
     assert _bf16_attention_everywhere(json.loads(path.read_text()))
     m, g = get_model(str(path)), get_gpu(gpu)
+    if g.fp16_only:  # FP4 / FP8 experts have no kernels before Ampere: refused, not priced
+        with pytest.raises(ConfigError, match="Ampere or newer"):
+            CostModel(m, g, CKPT_LAYOUTS[0], "vllm")
+        return
     bad = []
     for lay in CKPT_LAYOUTS:
         for eng in _engines(g):

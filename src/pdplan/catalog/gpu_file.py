@@ -62,6 +62,10 @@ def _check_value(field: str, v: Any, bad: Any) -> Any:
         if not isinstance(v, str):
             raise bad(f"field {field!r} must be text, got {v!r}")
         return v
+    if field == "fp16_only":
+        if not isinstance(v, bool):
+            raise bad(f"field 'fp16_only' must be true or false, got {v!r}")
+        return v
     if field == "aliases":
         if not isinstance(v, list) or not all(isinstance(a, str) and a.strip() for a in v):
             raise bad(f"field 'aliases' must be a list of non-empty names, got {v!r}")

@@ -32,6 +32,11 @@ class GPUSpec:
     # measured maximum achievable BF16 matmul TFLOP/s (Bekman, ML Engineering "MAMF" table,
     # via reference/gpus.csv); None = not measured
     mamf_bf16_tflops: float | None = None
+    # pre-Ampere (Volta SM 7.0, Turing SM 7.5): FP16 tensor cores only, so bf16_tflops holds
+    # the FP16 rate and BF16 checkpoints run cast to FP16 (vLLM refuses bfloat16 below compute
+    # capability 8.0); the FP8 / FP4 weight kernels engines have (FP8 and FP4 Marlin W8A16 /
+    # W4A16, CUTLASS FP8) need SM 8.0+ too, so such weights are refused there
+    fp16_only: bool = False
     aliases: tuple[str, ...] = ()
     source: str = ""
 

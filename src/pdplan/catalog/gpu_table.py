@@ -15,6 +15,8 @@ __all__ = ["BUILTIN"]
 # Memory is the usable capacity where the csv notes give one (nvidia-smi MiB / 1024):
 #   GB200 189471 MiB = 185.03 GiB, B300 275040 MiB = 268.59 GiB, GB300 284208 MiB = 277.55 GiB,
 #   L40S 46068 MiB = 44.99 GiB; otherwise the csv's capacity column read as GiB (H100 80, H200 141).
+#   Parts the csv lacks (A10G, A40, T4, V100, ...) take their datasheet or press numbers from
+#   _SOURCES, and memory as nvidia-smi reports it where a published nvidia-smi table shows it.
 # PCIe cards (H100-PCIe, L40S, L4): the csv lists scale-up domain 1 (no NVLink); we set the domain
 # to the 8 GPUs of the node so TP inside a node runs at the PCIe scale-up figure (AIC's intra-node
 # model: intra_node_bw = PCIe), instead of being barred.
@@ -79,6 +81,44 @@ _ROWS: dict[str, tuple[_Row, float, float, float | None, float | None]] = {
     # MI350X: the MI355X's CDNA4 die at a 2200 MHz peak clock instead of 2400 (air-cooled)
     "mi350x": (("AMD", 2306.9, 4613.7, 9227.5, 4613.7, 288, 8.0, 448, 8, 8), 400, 64, 1000, 1434.6),
     "gaudi3": (("Intel", 1835, 1835, None, None, 128, 3.7, 600, 8, 8), 600, 64, None, 1243),
+    # Volta (V100) and Turing (T4): FP16 tensor cores only, no BF16 / FP8 / FP4 (Volta: no INT8
+    # tensor path either); the BF16 column holds the FP16 tensor rate, which engines run BF16
+    # checkpoints at (vLLM casts them to FP16 below SM 8.0: the same 2 bytes a weight).
+    # SXM2: six NVLink2 links, 300 GB/s bidirectional = 150 each way, eight to a DGX-1 / p3.16xlarge
+    "v100-sxm2": (("NVIDIA", 125, None, None, None, 32, 0.9, 150, 8, 8), 50, 16, 300, None),
+    "v100-sxm2-16gb": (("NVIDIA", 125, None, None, None, 15.78, 0.9, 150, 8, 8), 50, 16, 300, None),
+    # V100 / T4 PCIe cards: no NVLink, TP inside a node over PCIe Gen3 x16 (16 GB/s each way)
+    "v100-pcie": (("NVIDIA", 112, None, None, None, 32, 0.9, 16, 8, 8), 50, 16, 250, None),
+    "v100-pcie-16gb": (("NVIDIA", 112, None, None, None, 15.78, 0.9, 16, 8, 8), 50, 16, 250, None),
+    "t4": (("NVIDIA", 65, None, None, 130, 15.0, 0.32, 16, 8, 8), 12.5, 16, 70, None),
+    # A10G (AWS G5): the A10's GA102 memory (24 GB GDDR6, 600 GB/s) with a lower tensor rate
+    "a10g": (("NVIDIA", 70, None, None, 140, 22.49, 0.6, 32, 8, 8), 12.5, 32, 300, None),
+    # GA102 cards with a two-card NVLink bridge (112.5 GB/s bidirectional = 56.25 each way): the
+    # bridged pair is the scale-up domain, wider TP inside the server crosses PCIe Gen4 (as the
+    # A100 PCIe)
+    "a40": (("NVIDIA", 149.7, None, None, 299.3, 44.99, 0.696, 56.25, 2, 8), 100, 32, 300, None),
+    "rtx-a6000": (
+        ("NVIDIA", 154.8, None, None, 309.7, 47.99, 0.768, 56.25, 2, 8),
+        100,
+        32,
+        300,
+        None,
+    ),
+    # Ada pro / China parts on PCIe Gen4 x16, no NVLink: TP over PCIe (see above)
+    "rtx-6000-ada": (
+        ("NVIDIA", 364.2, 728.5, None, 728.5, 47.99, 0.96, 32, 8, 8),
+        200,
+        32,
+        300,
+        None,
+    ),
+    "l20": (("NVIDIA", 119.5, 239, None, 239, 44.99, 0.864, 32, 8, 8), 200, 32, 275, None),
+    # CDNA2 (no FP8): ROCm shows each MI250X GCD as its own GPU, so a "GPU" here is one GCD (half
+    # the OAM: 191.5 TFLOP/s, 64 GB, 1.6384 TB/s, 280 W), eight GCDs on a node of four OAMs
+    "mi250x": (("AMD", 191.5, None, None, 191.5, 64, 1.6384, 100, 8, 8), 100, 32, 280, None),
+    # MI210: one CDNA2 GCD on a PCIe card; a 4-card Infinity Fabric bridge (3 links a card, 50 GB/s
+    # each way a link) joins a hive of four, wider TP in the server crosses PCIe Gen4
+    "mi210": (("AMD", 181, None, None, 181, 64, 1.6384, 150, 4, 8), 100, 32, 300, None),
 }
 
 # The csv's `sources` column, plus what we assumed where it is blank.
@@ -148,6 +188,66 @@ _SOURCES: dict[str, str] = {
     "mi350x": "AMD Instinct MI350X data sheet (288 GB HBM3E, 8 TB/s, 1000 W, 2200 MHz peak "
     "engine clock); dense rates scaled from the MI355X's (2400 MHz) by 2200 / 2400, same CDNA4 "
     "die; ASSUMED scale-up and nic as MI355X, and MAMF as MI355X's 1565 x 2200 / 2400",
+    "v100-sxm2": "NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOP/s FP16 tensor, dense, no BF16 / "
+    "FP8 / INT8 tensor cores: engines run BF16 checkpoints in FP16 there, same bytes per weight; "
+    "32 GB HBM2 900 GB/s; NVLink 300 GB/s bidirectional; 300 W; PCIe Gen3 x16); memory as "
+    "nvidia-smi shows Tesla V100-SXM2-32GB (32768 MiB); ASSUMED 8 to a node (DGX-1 / p3 "
+    "hybrid cube-mesh, not all-to-all) and nic 50 Gb/s (DGX-1: 4 x 100 Gb/s EDR for 8 GPUs)",
+    "v100-sxm2-16gb": "NVIDIA Tesla V100 datasheet (SXM2 16 GB); memory as nvidia-smi shows "
+    "Tesla V100-SXM2-16GB (16160 MiB = 15.78 GiB); otherwise as v100-sxm2 (ASSUMED node and nic)",
+    "v100-pcie": "NVIDIA Tesla V100 datasheet (PCIe: 112 TFLOP/s FP16 tensor, dense, no BF16 / "
+    "FP8 / INT8 tensor cores: engines run FP16 there, same bytes per weight; 32 GB HBM2 900 "
+    "GB/s; 250 W; PCIe Gen3 x16 = 16 GB/s each way, no NVLink); memory as nvidia-smi shows "
+    "Tesla V100-PCIE-32GB (32768 MiB); ASSUMED 8 cards a node and nic 50 Gb/s as v100-sxm2",
+    "v100-pcie-16gb": "NVIDIA Tesla V100 datasheet (PCIe 16 GB); memory as nvidia-smi shows "
+    "Tesla V100-PCIE-16GB (16160 MiB = 15.78 GiB); otherwise as v100-pcie (ASSUMED node and nic)",
+    "t4": "NVIDIA T4 Tensor Core GPU datasheet (Turing: 65 TFLOP/s FP16 mixed-precision "
+    "tensor, 130 TOP/s INT8, dense; no BF16 / FP8: engines run FP16 there, same bytes per weight; "
+    "16 GB GDDR6 320 GB/s; 70 W; PCIe Gen3 x16 = 16 GB/s each way, no NVLink); memory as "
+    "nvidia-smi shows Tesla T4 (15360 MiB = 15.0 GiB); ASSUMED 8 cards a node and nic 12.5 Gb/s "
+    "(AWS g4dn.metal: 8 x T4, 100 Gb/s)",
+    "a10g": "baseten 'NVIDIA A10 vs A10G for ML model inference' (A10G: AWS G5 variant of the "
+    "A10, same 24 GB GDDR6 600 GB/s, lower tensor compute, higher CUDA-core rate); ASSUMED BF16 "
+    "70 TFLOP/s dense = 80 SMs x 1710 MHz x 512 dense FP16/BF16 FLOP/clk/SM (GA102 at the GeForce "
+    "rate for FP32 accumulate, half the A10's 1024), not from a datasheet; a measured 69.47 "
+    "TFLOP/s BF16 10240^3 matmul on 'NVIDIA A10G' (zzc0721/torch-performance-test-data issue "
+    "#126) sits at 99 % of 70 and 56 % of the A10's 125; ASSUMED INT8 140 TOP/s (2x BF16, the "
+    "A10's ratio); memory and 300 W power cap as nvidia-smi shows NVIDIA A10G (23028 MiB = 22.49 "
+    "GiB); PCIe Gen4 x16, no NVLink; ASSUMED nic 12.5 Gb/s (g5.48xlarge: 8 x A10G, 100 Gb/s)",
+    "a40": "NVIDIA A40 datasheet (BF16 149.7 / INT8 299.3 dense, 299.4 / 598.6 with sparsity; "
+    "48 GB GDDR6 with ECC 696 GB/s; NVLink bridge for 2 cards 112.5 GB/s bidirectional; PCIe "
+    "Gen4 64 GB/s bidirectional; 300 W); memory as nvidia-smi shows NVIDIA A40 with ECC on "
+    "(46068 MiB = 44.99 GiB); ASSUMED nic 100 Gb/s as A10",
+    "rtx-a6000": "NVIDIA RTX A6000 datasheet (Tensor 309.7 TFLOP/s with sparsity: 154.8 BF16 "
+    "dense = 84 SMs x 1800 MHz x 1024; INT8 309.7 TOP/s dense, Microway Ampere comparison; 48 GB "
+    "GDDR6 768 GB/s; NVLink 2-way bridge 112.5 GB/s bidirectional; PCIe Gen4 x16; 300 W); "
+    "memory as nvidia-smi shows NVIDIA RTX A6000 (49140 MiB = 47.99 GiB, ECC off); ASSUMED nic "
+    "100 Gb/s as A40",
+    "rtx-6000-ada": "NVIDIA RTX 6000 Ada Generation datasheet (Tensor 1,457 TFLOP/s FP8 with "
+    "sparsity, halved: 728.5 dense; 91.1 TFLOP/s FP32; 48 GB GDDR6 960 GB/s; 300 W; PCIe Gen4 "
+    "x16, no NVLink) and the Ada Lovelace whitepaper appendix (BF16 / FP16 tensor with FP32 "
+    "accumulate 364.2 dense, INT8 728.5 dense: full-rate pro card); memory as nvidia-smi shows "
+    "NVIDIA RTX 6000 Ada Generation (49140 MiB = 47.99 GiB); ASSUMED 8 cards a node and nic "
+    "200 Gb/s as L40",
+    "l20": "PRESS, medium confidence (late-2023 reports of NVIDIA's China parts: L20 FP16 / BF16 "
+    "119.5 and FP8 / INT8 239 TFLOP/s, read as dense; taoguba.com.cn: 'L20 is 32 % of the L40S'; "
+    "consistent with 92 SMs x 2520 MHz x 512, SM count and clock from topcpu.net / "
+    "technical.city; 48 GB GDDR6 864 GB/s; 275 W; PCIe Gen4 x16, no NVLink; sold with 200 Gb/s "
+    "networking like the L40S); memory as nvidia-smi shows NVIDIA L20 with ECC on (46068 MiB = "
+    "44.99 GiB; nvidia-smi reports a 350 W power cap on the nodes seen)",
+    "mi250x": "AMD Instinct MI200 launch table (OAM: 383 TFLOP/s BF16 / FP16 and 383 TOP/s INT8 "
+    "dense, no sparsity or FP8 on CDNA2; 128 GB HBM2e, 8192 bit x 3.2 Gb/s = 3.2768 TB/s; 560 W) "
+    "split over its two GCDs, each of which ROCm shows as one GPU: 191.5, 64 GB, 1.6384 TB/s, 280 "
+    "W; ROCm MI250 microarchitecture doc (each GCD its own PCIe Gen4 x16 to the host; Infinity "
+    "Fabric links 50 GB/s each way, 4 between the two GCDs of an OAM = 200, 1 or 2 to GCDs of "
+    "other OAMs); ASSUMED scale-up 100 GB/s each way (an 8-GCD ring crosses the 1-2 link "
+    "inter-OAM hops; the sibling GCD alone has 200), 8 GCDs (4 OAMs) a node, nic 100 Gb/s per GCD "
+    "(Frontier: 4 x 200 Gb/s Slingshot for 8 GCDs)",
+    "mi210": "AnandTech 'AMD Releases Instinct MI210' table (181 TFLOP/s FP16 / BF16 and 181 "
+    "TOP/s INT8 dense, no FP8 on CDNA2; 64 GB HBM2e, 4096 bit x 3.2 Gb/s = 1.6384 TB/s; 300 W; "
+    "PCIe Gen4 x16; 3 Infinity Fabric links, 100 GB/s bidirectional each); ASSUMED the optional "
+    "4-card Infinity Fabric bridge is fitted (a hive of 4, 3 x 50 = 150 GB/s each way per card; "
+    "without it TP runs over PCIe: override with a GPU file), 8 cards a node and nic 100 Gb/s",
 }
 
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -192,7 +292,32 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "gh200": ("gh200-96gb", "grace-hopper"),
     "gh200-144gb": ("gh200-hbm3e",),
     "gaudi3": ("gaudi-3", "hl-325l"),
+    # nvidia-smi / rocm-smi / cloud spellings (the "NVIDIA " / "AMD Instinct " prefix and a
+    # trailing memory size are peeled off by gpus._spellings; "Tesla " is not)
+    "v100-sxm2": ("v100", "v100-sxm", "v100-32gb", "tesla-v100-sxm2-32gb"),
+    "v100-sxm2-16gb": ("v100-16gb", "v100-sxm-16gb", "tesla-v100-sxm2-16gb"),
+    "v100-pcie": ("v100-pcie-32gb", "tesla-v100-pcie-32gb"),
+    "v100-pcie-16gb": ("tesla-v100-pcie-16gb",),
+    "t4": ("tesla-t4", "t4-16gb"),
+    "a10g": ("a10g-24gb",),
+    "a40": ("a40-48gb",),
+    "rtx-a6000": ("a6000", "rtxa6000", "rtx-a6000-48gb"),
+    "rtx-6000-ada": (
+        "rtx-6000-ada-generation",  # nvidia-smi's name
+        "rtx6000-ada",
+        "rtx6000ada",
+        "rtx-a6000-ada",
+        "rtx-6000-ada-48gb",
+    ),
+    "l20": ("l20-48gb",),
+    # ROCm's marketing names for the MI250X / MI250 device id (HIP agent name, libdrm amdgpu.ids)
+    "mi250x": ("instinct-mi250x", "mi250x/mi250", "mi250x-/-mi250", "mi250x-gcd"),
+    "mi210": ("instinct-mi210", "mi210-64gb"),
 }
+
+
+# Volta / Turing parts: no BF16, FP8 or FP4 tensor cores (GPUSpec.fp16_only)
+_FP16_ONLY = frozenset({"v100-sxm2", "v100-sxm2-16gb", "v100-pcie", "v100-pcie-16gb", "t4"})
 
 
 def _build(key: str) -> GPUSpec:
@@ -213,6 +338,7 @@ def _build(key: str) -> GPUSpec:
         pcie_gbps=float(pcie),
         tdp_w=None if tdp is None else float(tdp),
         mamf_bf16_tflops=None if mamf is None else float(mamf),
+        fp16_only=key in _FP16_ONLY,
         aliases=_ALIASES.get(key, ()),
         source=_SOURCES[key],
     )

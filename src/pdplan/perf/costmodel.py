@@ -26,7 +26,7 @@ from pdplan.perf.efficiency import (
     get_efficiency,
     matmul_scale,
 )
-from pdplan.perf.hardware import compute_dtype, pad_bytes, padding_cap
+from pdplan.perf.hardware import check_weight_dtypes, compute_dtype, pad_bytes, padding_cap
 from pdplan.perf.pp import pp_micro_shape
 from pdplan.perf.step import BatchShape
 
@@ -80,6 +80,7 @@ class CostModel(CostQueries, EngineLimits):
         self.weight_dtype = weight_dtype or model.weight_dtype
         self.moe_dtype = moe_dtype or model.default_moe_dtype(weight_dtype)
         self.kv_dtype = kv_dtype
+        check_weight_dtypes(gpu.name, gpu.fp16_only, self.weight_dtype, self.moe_dtype)
         check_kv_cache_dtype(engine, kv_dtype, bool(gpu.fp4_tflops))
         self.eff = eff or get_efficiency(engine, gpu.name, gpu.hbm_gib)
         domain = scaleup_domain or gpu.scaleup_domain

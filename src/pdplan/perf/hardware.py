@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["ACT", "Hardware", "compute_dtype", "pad_bytes", "padding_cap"]
+from pdplan.errors import ConfigError
+
+__all__ = ["ACT", "Hardware", "check_weight_dtypes", "compute_dtype", "pad_bytes", "padding_cap"]
 
 ACT = 2.0  # BF16 activation bytes
 
@@ -64,3 +66,21 @@ def compute_dtype(weight_dtype: str) -> str:
     if d == "w4a8":
         return "fp8"
     return "bf16" if d in ("int4", "int8_wo") else d
+
+
+# Weight formats whose GEMM kernels need compute capability 8.0+ (Ampere): FP8 (CUTLASS
+# scaled-mm on SM 8.9+, FP8 Marlin W8A16 on SM 8.0+), NVFP4 / MXFP4 (FP4 Marlin W4A16 on SM
+# 8.0+, native on Blackwell) and W4A8 (FP8 activations); vLLM's quantization configs report
+# get_min_capability() 80 for each. INT4 GPTQ / AWQ kernels also run on Volta / Turing.
+_SM80_WEIGHTS = ("fp8", "fp4", "nvfp4", "mxfp4", "w4a8")
+
+
+def check_weight_dtypes(gpu_name: str, fp16_only: bool, *dtypes: str) -> None:
+    """Refuse FP8 / FP4 weights on a pre-Ampere GPU (GPUSpec.fp16_only), naming why."""
+    bad = sorted({d for d in dtypes if d.lower() in _SM80_WEIGHTS})
+    if fp16_only and bad:
+        raise ConfigError(
+            f"{'/'.join(bad)} weights need an Ampere or newer GPU (compute capability 8.0+: "
+            f"FP8 / FP4 Marlin and CUTLASS kernels); {gpu_name} has FP16 tensor cores only: use "
+            "bf16 (run as FP16) or int4 (GPTQ / AWQ) weights"
+        )

@@ -128,7 +128,7 @@ def fit_hint(
     if wide is not None:
         hints.append(f"{option} {wide} (the smallest TP/EP layout in the node that fits)")
     wider_weights = dtype_bytes(weight_dtype or spec.weight_dtype) > dtype_bytes("fp8")
-    if wider_weights and fit(lay, weights="fp8"):
+    if wider_weights and not gpu.fp16_only and fit(lay, weights="fp8"):  # no FP8 pre-Ampere
         hints.append(f"--weight-dtype fp8 on {lay}")
     if kv_dtype != "fp8" and fit(lay, kv="fp8"):
         hints.append(f"--kv-dtype fp8 on {lay}")
