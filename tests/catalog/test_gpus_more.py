@@ -284,3 +284,11 @@ def test_gpu_file_takes_fp16_only(tmp_path: Path) -> None:
     f.write_text("gpus:\n  - name: p40x\n    base: t4\n    fp16_only: 1\n")
     with pytest.raises(InputError, match="fp16_only' must be true or false"):
         load_gpu_file(f)
+
+
+@pytest.mark.parametrize("key", ["v100-sxm2", "t4"])
+def test_trtllm_refused_before_ampere(key: str) -> None:
+    """TensorRT-LLM's supported hardware is Ampere and newer (Blackwell, Hopper, Ada, A100)."""
+    with pytest.raises(ConfigError, match="Ampere and newer"):
+        CostModel(get_model("llama-3.2-1b"), get_gpu(key), Layout(tp=1), "trtllm")
+    assert CostModel(get_model("llama-3.2-1b"), get_gpu("a10g"), Layout(tp=1), "trtllm")

@@ -83,8 +83,10 @@ RTOL = 1e-9
 
 
 def _engines(gpu: GPUSpec) -> tuple[str, ...]:
-    # TensorRT-LLM runs on NVIDIA only (perf/efficiency.py check_engine_vendor)
-    return ("vllm", "sglang", "trtllm") if gpu.vendor == "NVIDIA" else ("vllm", "sglang")
+    # TensorRT-LLM runs on NVIDIA Ampere and newer only (perf/efficiency.py check_engine_vendor)
+    if gpu.vendor == "NVIDIA" and not gpu.fp16_only:
+        return ("vllm", "sglang", "trtllm")
+    return ("vllm", "sglang")
 
 
 def _dtypes(model: ModelSpec, gpu: GPUSpec | None = None) -> tuple[str, ...]:

@@ -74,7 +74,7 @@ class CostModel(CostQueries, EngineLimits):
         eff: Efficiency | None = None,
         scaleup_domain: int | None = None,
     ) -> None:
-        check_engine_vendor(engine, gpu.name, gpu.vendor)
+        check_engine_vendor(engine, gpu.name, gpu.vendor, gpu.fp16_only)
         engine = canonical_engine(engine)
         self.model, self.gpu, self.layout, self.engine = model, gpu, layout, engine
         self.weight_dtype = weight_dtype or model.weight_dtype

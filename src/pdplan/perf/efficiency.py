@@ -67,13 +67,20 @@ def canonical_engine(engine: str) -> str:
     return eng
 
 
-def check_engine_vendor(engine: str, gpu_name: str, vendor: str) -> None:
-    """Refuse an engine on a GPU it does not run on: TensorRT-LLM is NVIDIA-only, and an AMD
-    ROCm build (ROCm ATOM, sglang-rocm, vllm-rocm, MoRI) resolves to its upstream engine in
-    canonical_engine, which would hide the mismatch on another vendor's GPU."""
+def check_engine_vendor(engine: str, gpu_name: str, vendor: str, pre_ampere: bool = False) -> None:
+    """Refuse an engine on a GPU it does not run on: TensorRT-LLM is NVIDIA-only and supports
+    Ampere and newer (its "Supported Hardware" page: Blackwell, Hopper, Ada, Ampere; not
+    Volta / Turing, `pre_ampere`), and an AMD ROCm build (ROCm ATOM, sglang-rocm, vllm-rocm,
+    MoRI) resolves to its upstream engine in canonical_engine, which would hide the mismatch
+    on another vendor's GPU."""
     name = engine.strip().lower()
     if canonical_engine(name) == "trtllm" and vendor != "NVIDIA":
         raise ConfigError(f"TensorRT-LLM runs only on NVIDIA GPUs; {gpu_name} is {vendor}")
+    if canonical_engine(name) == "trtllm" and pre_ampere:
+        raise ConfigError(
+            f"TensorRT-LLM supports Ampere and newer GPUs; {gpu_name} is Volta / Turing "
+            "(use vllm there)"
+        )
     if ("rocm" in name or "mori" in name or name == "atom") and vendor != "AMD":
         raise ConfigError(f"engine {engine!r} is an AMD ROCm build; {gpu_name} is {vendor}")
 
