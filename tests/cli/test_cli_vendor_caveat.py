@@ -39,3 +39,17 @@ def test_estimate_json_lists_the_caveat(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["estimate", "--model", "llama-3.1-70b", "--gpu", "mi325x", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert any("mi325x (AMD)" in w for w in out["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("cmd", "extra"),
+    [("estimate", ()), ("ratio", ()), ("simulate", ("--deployment", "tp2", *SIM[2:]))],
+)
+def test_pre_ampere_nvidia_gpu_is_cautioned(
+    capsys: pytest.CaptureFixture[str], cmd: str, extra: tuple[str, ...]
+) -> None:
+    base = [cmd, "--model", "llama-3.1-8b", *extra]
+    assert main([*base, "--gpu", "Tesla T4"]) == 0
+    assert "t4 (Volta / Turing): the cost model's efficiencies" in capsys.readouterr().err
+    assert main([*base, "--gpu", "a10g"]) == 0
+    assert "Volta / Turing" not in capsys.readouterr().err

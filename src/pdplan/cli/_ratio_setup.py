@@ -65,7 +65,9 @@ def instances(
     for w in layout_warnings(spec, gpu, [(lp, isl), (ld, tokens)]):
         warn(w)  # e.g. TP wider than the scale-up domain, as `pdplan parallel` warns
         said.append(w)
-    caveat = vendor_caveat(gpu.name, gpu.vendor)  # efficiencies fitted on NVIDIA runs
+    caveat = vendor_caveat(
+        gpu.name, gpu.vendor, gpu.fp16_only
+    )  # efficiencies fitted on NVIDIA runs
     if caveat:
         warn(caveat)
         said.append(caveat)

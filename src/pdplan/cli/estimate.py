@@ -119,7 +119,7 @@ def _vendor(g: Any) -> list[str]:
     """The caution for a GPU whose vendor the efficiencies were not fitted on, warned."""
     from pdplan.perf.efficiency import vendor_caveat
 
-    caveat = vendor_caveat(g.name, g.vendor)
+    caveat = vendor_caveat(g.name, g.vendor, g.fp16_only)
     if caveat:
         warn(caveat)
     return [caveat] if caveat else []

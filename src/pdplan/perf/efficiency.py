@@ -85,11 +85,20 @@ def check_engine_vendor(engine: str, gpu_name: str, vendor: str, pre_ampere: boo
         raise ConfigError(f"engine {engine!r} is an AMD ROCm build; {gpu_name} is {vendor}")
 
 
-def vendor_caveat(gpu_name: str, vendor: str) -> str | None:
+def vendor_caveat(gpu_name: str, vendor: str, pre_ampere: bool = False) -> str | None:
     """A caution for a GPU of a vendor the efficiencies were not fitted on (every measured
     row behind them ran on NVIDIA parts), with what published runs showed there
     (benchmarks/external_serving.csv, benchmarks/README.md's twenty-eighth pass); None on
-    NVIDIA."""
+    NVIDIA from Ampere on. A pre-Ampere NVIDIA part (Volta / Turing) gets one too: no
+    measured row ran there, and FlashAttention-2, which the engines' fitted attention rates
+    come from, needs SM 8.0+ (Dao, FlashAttention-2 README: Ampere, Ada, Hopper)."""
+    if vendor == "NVIDIA" and pre_ampere:
+        return (
+            f"{gpu_name} (Volta / Turing): the cost model's efficiencies were fitted on Hopper "
+            "and Blackwell runs, and FlashAttention-2 kernels need Ampere or newer (engines "
+            "fall back to slower attention backends here); no measured run checked this "
+            "part, so read its latencies as optimistic"
+        )
     if vendor == "NVIDIA":
         return None
     seen = (

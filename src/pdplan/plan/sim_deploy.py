@@ -167,7 +167,7 @@ def _make(
     chk = require_valid(m, layout, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
     for text in chk.warnings:
         warned[f"layout {layout} on {g.name}: {text}"] = None
-    caveat = vendor_caveat(g.name, g.vendor)
+    caveat = vendor_caveat(g.name, g.vendor, g.fp16_only)
     if caveat:
         warned[caveat] = None
     drafts = 0 if spec is None else spec.draft_layers  # the head's weights and KV layer
