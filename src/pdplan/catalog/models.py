@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from pdplan.catalog.hf_config import model_from_hf_config
+from pdplan.catalog.model_names import ALIASES as _ALIASES
+from pdplan.catalog.model_names import DTYPE_SUFFIXES as _DTYPE_SUFFIXES
+from pdplan.catalog.model_names import FAMILY_SIZE_NOTE, PLAIN_SUFFIX, by_family_size
 from pdplan.catalog.model_presets import MODEL_PRESETS
 from pdplan.catalog.model_spec import (
     AttnGeom,
@@ -22,86 +25,7 @@ from pdplan.catalog.model_spec import (
 )
 from pdplan.errors import ConfigError, InputError
 
-__all__ = ["get_model", "list_models", "resolve_model_name"]
-
-# Checkpoint-name suffixes that name a quantised copy of the same architecture -> weight dtype.
-_DTYPE_SUFFIXES: dict[str, str] = {
-    # AMD Quark checkpoints: MXFP4 weights with FP8 activations (amd/gpt-oss-120b-w-mxfp4-a-fp8)
-    # run 4-bit weights on FP8 matrix cores; "-FP8-KV" ships FP8 weights with KV-cache scales
-    "-w-mxfp4-a-fp8": "w4a8",
-    "-fp8-kv": "fp8",
-    "-nvfp4": "fp4",
-    "-mxfp4": "mxfp4",
-    "-fp4": "fp4",
-    "-fp8-dynamic": "fp8",
-    # FP8 with static per-tensor scales (AIConfigurator's Qwen/Qwen3-32B-FP8-Static-PerTensor,
-    # RedHatAI "-FP8" / "-W8A8-FP8" builds): FP8 weights either way
-    "-fp8-static-pertensor": "fp8",
-    "-fp8-static": "fp8",
-    "-w8a8-fp8": "fp8",
-    "-fp8": "fp8",
-    "-bf16": "bf16",
-    "-int4": "int4",
-    "-awq": "int4",
-    "-w4a16": "int4",
-}
-# Suffixes that change only the fine-tune, not the shape (Instruct, v0.1, dated refreshes).
-_PLAIN_SUFFIX = re.compile(r"-(instruct|base|chat|hf|it|thinking|preview|v\d+([._]\d+)?|\d{4})$")
-
-# Extra spellings that normalisation alone does not reach.
-_ALIASES: dict[str, str] = {
-    "kimi-k2-instruct": "kimi-k2",
-    "llama3.1-8b": "llama-3.1-8b",
-    "llama3.1-70b": "llama-3.1-70b",
-    "llama3.1-405b": "llama-3.1-405b",
-    "llama3.3-70b": "llama-3.1-70b",
-    "dsr1": "deepseek-r1",  # InferenceMAX's short names
-    "qwen3.5-397b": "qwen3.5-397b-a17b",
-    "gpt-oss": "gpt-oss-120b",
-    # same architecture (identical config.json dimensions), different weights
-    "llama-3.3-70b": "llama-3.1-70b",
-    "deepseek-v3.1-terminus": "deepseek-v3.1",
-    "deepseek-v3.2-exp": "deepseek-v3.2",
-    "qwen3-coder-30b-a3b": "qwen3-30b-a3b",
-    # NVIDIA's Nemotron ids carry an "NVIDIA-" prefix and a "-Base-8K" tail
-    "nvidia-nemotron-3-nano-30b-a3b": "nemotron-3-nano-30b-a3b",
-    "nvidia-nemotron-3-super-120b-a12b": "nemotron-3-super-120b-a12b",
-    "nvidia-nemotron-3-ultra-550b-a55b": "nemotron-3-ultra-550b-a55b",
-    "nvidia-nemotron-3.5-lightning-30b-a3b": "nemotron-3.5-lightning-30b-a3b",
-    "nemotron-h-56b-base-8k": "nemotron-h-56b",
-    "llama-3_3-nemotron-super-49b": "llama-3.3-nemotron-super-49b",
-    # GLM-4.5 / 4.6 / 4.7 share one 355B-A32B config.json shape (92 layers, 160 experts)
-    "glm-4.5": "glm-4.7",
-    "glm-4.6": "glm-4.7",
-    "kimi-k2-thinking": "kimi-k2",
-    # MiniMax-M2 / M2.1 / M2.5 / M2.7 share one 230B-A10B config.json shape (62 layers,
-    # 256 experts top-8, 48 query / 8 KV heads of 128; MiniMaxAI model cards)
-    "minimax-m2": "minimax-m2.5",
-    "minimax-m2.1": "minimax-m2.5",
-    # Qwen2.5-Coder / QwQ: the Qwen2.5 shapes (model cards: same layers, heads and params;
-    # config.json context 32768, QwQ-32B's 40960 differs only in the context warning)
-    "qwen2.5-coder-7b": "qwen2.5-7b",
-    "qwen2.5-coder-14b": "qwen2.5-14b",
-    "qwen2.5-coder-32b": "qwen2.5-32b",
-    "qwq-32b": "qwen2.5-32b",
-    # DeepSeek-R1 distills of Qwen2.5-Math-7B / Qwen2.5-14B / -32B and Llama-3.1-8B / 3.3-70B
-    # (vocab 152064 / 128256, untied); their configs say 131072 context. The 1.5B distill
-    # unties its embeddings and has a preset of its own.
-    "deepseek-r1-distill-qwen-7b": "qwen2.5-7b",
-    "deepseek-r1-distill-qwen-14b": "qwen2.5-14b",
-    "deepseek-r1-distill-qwen-32b": "qwen2.5-32b",
-    "deepseek-r1-distill-llama-8b": "llama-3.1-8b",
-    "deepseek-r1-distill-llama-70b": "llama-3.1-70b",
-    "llama2-7b": "llama-2-7b",  # Splitwise / Sarathi spellings
-    "llama2-13b": "llama-2-13b",
-    "llama2-70b": "llama-2-70b",
-    # Mistral-7B v0.1 slides a 4096 window on every layer; v0.2 / v0.3 do not ("mistral-7b")
-    "mistral-7b-instruct-v0.1": "mistral-7b-v0.1",
-    "mistral-large-instruct-2407": "mistral-large-2407",
-    # Large 2411 is the same 123B "Mistral Large 2" (llama.cpp supported it without a change)
-    "mistral-large-instruct-2411": "mistral-large-2407",
-    "mistral-nemo": "mistral-nemo-12b",
-}
+__all__ = ["get_model", "guessed_shape", "list_models", "resolve_model_name"]
 
 
 @cache
@@ -171,9 +95,15 @@ def resolve_model_name(name: str) -> tuple[str, str | None] | None:
                 base, dtype, changed = base.removesuffix(suffix), dtype or dt, True
                 break
         else:
-            stripped = _PLAIN_SUFFIX.sub("", base)
+            stripped = PLAIN_SUFFIX.sub("", base)
             base, changed = stripped, stripped != base
     return (base, dtype) if base in MODEL_PRESETS else None
+
+
+def guessed_shape(spec: ModelSpec) -> str | None:
+    """The warning of a spec get_model read by its name's family and size
+    (model_names.by_family_size), else None."""
+    return spec.source if FAMILY_SIZE_NOTE in spec.source else None
 
 
 def _looks_like_path(name: str) -> bool:
@@ -241,10 +171,18 @@ def get_model(name_or_path: str) -> ModelSpec:
     if _looks_like_path(name_or_path):
         return _named_dtype(model_from_hf_config(name_or_path))
     found = resolve_model_name(name_or_path)
+    changes: dict[str, Any] = {}
+    if found is None and _missing_path(name_or_path) is None:
+        found = by_family_size(name_or_path)
+        if found is not None:  # said in the spec's source, which the CLI warns with
+            changes["source"] = (
+                f"{name_or_path} is {FAMILY_SIZE_NOTE}: read as {found[0]}'s shape (its name "
+                f"carries {found[0]}'s family and size, as a fine-tune of that architecture "
+                "does); give its config.json to be exact"
+            )
     if found is None:  # a path that names no config says so, rather than listing the catalog
         raise _missing_path(name_or_path) or _unknown(name_or_path)
     spec = _preset(found[0])
-    changes: dict[str, Any] = {}
     if found[1] and spec.moe_weight_dtype:  # a release of experts in their own dtype (gpt-oss
         changes["moe_weight_dtype"] = found[1]  # MXFP4, NVFP4): the name says the experts'
     elif found[1]:

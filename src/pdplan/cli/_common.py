@@ -62,6 +62,17 @@ def note(message: str) -> None:
     err_console.print(f"note: {message}", markup=False, highlight=False)
 
 
+def shape_warning(spec: Any) -> list[str]:
+    """Warn that a model was read by its name's family and size (catalog.models
+    guessed_shape); the text, for --json's warnings, or []."""
+    from pdplan.catalog.models import guessed_shape
+
+    text = guessed_shape(spec)
+    if text:
+        warn(text)
+    return [text] if text else []
+
+
 def context_warning(model: Any, tokens: int, what: str, count: int = 1) -> str | None:
     """Warn when `what` (count of them) runs past the model's context window
     (max_position_embeddings): engines refuse such requests (vLLM max_model_len defaults to

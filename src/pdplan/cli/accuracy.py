@@ -127,6 +127,11 @@ def _render(rep: dict, con: Any) -> None:
     con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
     for s in rep["skipped_reasons"]:
         con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
+    for s in rep.get("shape_by_name", ()):  # fine-tunes read as their base preset's shape
+        con.print(
+            f"  note: {s['rows']} rows of {s['model']} (not in the catalog) were read as "
+            f"{s['read_as']}'s shape, by its name's family and size"
+        )
 
 
 def _repeats_line(rep: dict) -> str:

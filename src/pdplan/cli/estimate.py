@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._common import MEM_FRACTION_HELP, context_warning, emit, warn
+from pdplan.cli._common import MEM_FRACTION_HELP, context_warning, emit, shape_warning, warn
 from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT_HELP
 
@@ -84,7 +84,8 @@ def estimate_cmd(
     )
     spec, g = get_model(model), get_gpu(gpu)
     kv_dtype = kv_dtype or spec.serving_kv_dtype  # as engines serve it when none is given
-    said = [w for w in [context_warning(spec, isl + osl, "a request")] if w]
+    said = shape_warning(spec)
+    said += [w for w in [context_warning(spec, isl + osl, "a request")] if w]
     said += _vendor(g)
     given = {"--prefill-layout": prefill_layout, "--decode-layout": decode_layout}
     needs = _kv_needs(isl, osl, concurrency, decode_workers or 1)

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from pdplan.cli._common import context_warning, emit, kv_table, num
+from pdplan.cli._common import context_warning, emit, kv_table, num, shape_warning
 from pdplan.errors import ConfigError
 
 __all__ = ["register"]
@@ -46,6 +46,7 @@ def kv_cmd(
     if link_gbps is not None and not 0 < link_gbps < math.inf:  # nan fails both comparisons
         raise ConfigError(f"--link-gbps={link_gbps} must be a finite line rate > 0 Gb/s")
     spec = get_model(model)
+    shape_warning(spec)
     kv_dtype = kv_dtype or spec.serving_kv_dtype  # its KV directive (NVFP4 exports: fp8), else bf16
     gspec = None
     if gpu:

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._common import context_warning, emit
+from pdplan.cli._common import context_warning, emit, shape_warning
 from pdplan.errors import ConfigError
 
 from ._parallel_render import render as _render
@@ -181,6 +181,7 @@ def parallel_cmd(
     from pdplan.parallel import Layout, require_valid
 
     spec, g = get_model(model), get_gpu(gpu)
+    shape_warning(spec)
     n = gpus or g.gpus_per_node
     rows, pick = _layout_rows(spec, g, n, context, batch, max_pp)
     past_window = context_warning(spec, context, "--context")

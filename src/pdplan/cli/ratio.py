@@ -18,6 +18,7 @@ from pdplan.cli._common import (
     lengths_context_warning,
     num,
     refuse_ignored,
+    shape_warning,
 )
 from pdplan.errors import ConfigError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT, KV_BATCH_CAP
@@ -74,7 +75,8 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
 
     spec, gpu, picked = get_model(opts["model"]), get_gpu(opts["gpu"]), []
     opts["kv_dtype"] = opts["kv_dtype"] or spec.serving_kv_dtype  # else DEFAULT_KV_DTYPE
-    said = lengths_context_warning(spec, opts["isl"], opts["osl"], lens)
+    said = shape_warning(spec)
+    said += lengths_context_warning(spec, opts["isl"], opts["osl"], lens)
     lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked, said)
     loaded = loaded_prefill_fn(cm_p)  # P at load: prompts packed to the token budget (H4/H5)
     res = ratio_from_model(

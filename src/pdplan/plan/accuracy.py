@@ -12,7 +12,7 @@ import numpy as np
 from pdplan.catalog.gpu_spec import GPUSpec
 from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.model_spec import ModelSpec
-from pdplan.catalog.models import get_model
+from pdplan.catalog.models import get_model, guessed_shape
 from pdplan.errors import ConfigError, PdplanError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
@@ -273,4 +273,19 @@ def run_accuracy(
     report["skipped_reasons"] = [
         {"reason": r, "rows": n, "example": examples[r]} for r, n in sorted(skipped.items())
     ]
+    report["shape_by_name"] = _shapes_by_name(preds)
     return report
+
+
+def _shapes_by_name(preds: list[Prediction]) -> list[dict]:
+    """Predicted rows whose model the catalog read by its name's family and size (a fine-tune
+    named after its base: catalog.models guessed_shape), per model, so the table says so."""
+    rows: dict[str, int] = defaultdict(int)
+    for p in preds:
+        rows[p.row.model_path] += 1
+    out = []
+    for path, n in sorted(rows.items()):
+        spec = get_model(path)
+        if guessed_shape(spec):
+            out.append({"model": path, "read_as": spec.name, "rows": n})
+    return out

@@ -8,7 +8,7 @@ from typing import Any
 
 from pdplan.catalog.gpus import get_gpu
 from pdplan.catalog.model_spec import ModelSpec
-from pdplan.catalog.models import get_model
+from pdplan.catalog.models import get_model, guessed_shape
 from pdplan.errors import ConfigError
 from pdplan.parallel import require_valid
 from pdplan.parallel.layout import Layout
@@ -93,7 +93,7 @@ def build_cluster(
     default = get_gpu(gpu)
     hw = cache(lambda name: get_gpu(name) if name else default)
     eff = get_efficiency(engine, default.name, default.hbm_gib)  # the engine's, on this GPU
-    warned: dict[str, None] = {}
+    warned: dict[str, None] = {w: None for w in [guessed_shape(m)] if w}
     pools = tuple(  # a pool on the default GPU by name runs on the same nodes as unnamed ones
         replace(p, gpu=None) if p.gpu and get_gpu(p.gpu).name == default.name else p
         for p in parse_deployment(deployment)
