@@ -96,3 +96,9 @@ def test_accuracy_counts_rows_read_by_name(
     out = capsys.readouterr().out
     assert "predicted 2 rows" in out
     assert "1 rows of NousResearch/Hermes-3-Llama-3.1-8B (not in the catalog) were read as" in out
+
+
+def test_qwen2_dense_models_take_the_qwen25_shape() -> None:
+    for size in ("72b", "7b", "1.5b", "0.5b"):
+        spec = get_model(f"Qwen/Qwen2-{size.upper()}-Instruct")
+        assert spec.name == f"qwen2.5-{size}" and guessed_shape(spec) is None  # an alias

@@ -71,6 +71,12 @@ ALIASES: dict[str, str] = {
     "qwen2.5-coder-14b": "qwen2.5-14b",
     "qwen2.5-coder-32b": "qwen2.5-32b",
     "qwq-32b": "qwen2.5-32b",
+    # Qwen2 dense models: Qwen2.5 kept their config.json dimensions (layers, hidden, heads, KV
+    # heads, FFN width, vocabulary, tied embeddings at 0.5B / 1.5B) at these four sizes
+    "qwen2-72b": "qwen2.5-72b",
+    "qwen2-7b": "qwen2.5-7b",
+    "qwen2-1.5b": "qwen2.5-1.5b",
+    "qwen2-0.5b": "qwen2.5-0.5b",
     # DeepSeek-R1 distills of Qwen2.5-Math-7B / Qwen2.5-14B / -32B and Llama-3.1-8B / 3.3-70B
     # (vocab 152064 / 128256, untied); their configs say 131072 context. The 1.5B distill
     # unties its embeddings and has a preset of its own.
