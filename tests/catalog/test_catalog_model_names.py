@@ -49,7 +49,7 @@ def test_fine_tunes_take_their_base_shape(name: str, key: str, dtype: str) -> No
         "meta-llama/Llama-3.2-11B-Vision-Instruct",  # "11b" is not "1b"
         "Qwen/Qwen1.5-72B",  # another family than qwen2.5
         "foo/bar-7b",
-        "deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct",  # no size token
+        "ibm-granite/granite-3.3-8b-instruct",  # no granite preset
     ],
 )
 def test_names_that_single_out_no_preset_stay_unknown(name: str) -> None:
@@ -102,3 +102,14 @@ def test_qwen2_dense_models_take_the_qwen25_shape() -> None:
     for size in ("72b", "7b", "1.5b", "0.5b"):
         spec = get_model(f"Qwen/Qwen2-{size.upper()}-Instruct")
         assert spec.name == f"qwen2.5-{size}" and guessed_shape(spec) is None  # an alias
+
+
+def test_deepseek_v2_family_ids() -> None:
+    for name, key in [
+        ("deepseek-ai/DeepSeek-V2.5", "deepseek-v2"),
+        ("deepseek-ai/DeepSeek-Coder-V2-Instruct", "deepseek-v2"),
+        ("deepseek-ai/DeepSeek-V2-Lite-Chat", "deepseek-v2-lite"),
+        ("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct", "deepseek-v2-lite"),
+    ]:
+        spec = get_model(name)
+        assert spec.name == key and guessed_shape(spec) is None and spec.mla is not None

@@ -66,7 +66,24 @@ def _phi3(h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int,
     return {**_dense("Phi3ForCausalLM", "phi3", h, n, heads, kv, inter, vocab, ctx), **kw}
 
 
+def _deepseek_v2(**kw: Any) -> dict:
+    """DeepSeek-V2 (236B-A21B) config.json shape keys; V2-Lite overrides its own."""
+    cfg = _dense("DeepseekV2ForCausalLM", "deepseek_v2", 5120, 60, 128, 128, 12288, 102400, 163840)
+    mla = {"kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128}
+    mla |= {"qk_rope_head_dim": 64, "v_head_dim": 128}
+    moe = {"n_routed_experts": 160, "n_shared_experts": 2, "num_experts_per_tok": 6}
+    moe |= {"moe_intermediate_size": 1536, "first_k_dense_replace": 1, "moe_layer_freq": 1}
+    return {**cfg, **mla, **moe, **kw}
+
+
 # Sources (public copies of each config.json; "card" = the model's HF model card):
+# - DeepSeek-V2 / V2-Lite: a DeepSeek-V2 config.json copy (DeepseekV2ForCausalLM, 60 layers,
+#   5120 hidden, 128 heads, q / kv LoRA 1536 / 512, 160 routed + 2 shared experts of 1536, top-6,
+#   1 dense layer, vocab 102400, 163840 positions) and DeepSeek-V2-Lite-Chat's pinned config
+#   (verl's test fixture at revision 85864749: 27 layers, 2048 hidden, 16 heads, no q LoRA,
+#   64 routed experts of 1408, FFN 10944), each matching the reference
+#   model's own table (deepseek-ai inference configs "16B" / "236B"); cards: 236B total / 21B
+#   activated, 15.7B / 2.4B.
 # - Qwen2.5: NVIDIA/NeMo nemo/collections/llm/gpt/model/qwen2.py (Qwen25Config*: layers, hidden,
 #   heads, KV heads, FFN, vocab) + each Qwen2.5 card (params, layers, heads, tied embeddings for
 #   0.5B-3B, "config.json is set for context length up to 32,768 tokens") + mlc-ai/mlc-llm
@@ -102,6 +119,20 @@ def _phi3(h: int, n: int, heads: int, kv: int, inter: int, vocab: int, ctx: int,
 #   17408; base: 8 KV groups of 128, vocab 151936, 40960 positions); its Qwen3Config8B and 32B
 #   equal the Qwen3-8B / 32B config.json files in ../shared, which vouches for the source.
 POPULAR_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "deepseek-v2": ("deepseek-ai/DeepSeek-V2", _deepseek_v2()),
+    "deepseek-v2-lite": (
+        "deepseek-ai/DeepSeek-V2-Lite",
+        _deepseek_v2(
+            hidden_size=2048,
+            num_hidden_layers=27,
+            num_attention_heads=16,
+            num_key_value_heads=16,
+            intermediate_size=10944,
+            q_lora_rank=None,
+            n_routed_experts=64,
+            moe_intermediate_size=1408,
+        ),
+    ),
     "qwen2.5-0.5b": (
         "Qwen/Qwen2.5-0.5B-Instruct",
         _qwen2(896, 24, 14, 2, 4864, 151936, tie_word_embeddings=True),
@@ -222,6 +253,8 @@ def test_the_reader_fills_gemma_defaults_as_transformers_does(key: str) -> None:
 CARD_PARAMS_B: dict[str, float] = {
     "qwen2.5-0.5b": 0.49,
     "qwen2.5-1.5b": 1.54,
+    "deepseek-v2": 236.0,  # card: "236B total parameters, of which 21B are activated"
+    "deepseek-v2-lite": 15.7,  # card: "15.7B total parameters ... 2.4B activated"
     "qwen2.5-3b": 3.09,
     "qwen2.5-7b": 7.61,
     "qwen2.5-14b": 14.7,

@@ -49,6 +49,13 @@ ALIASES: dict[str, str] = {
     "llama-3.3-70b": "llama-3.1-70b",
     "deepseek-v3.1-terminus": "deepseek-v3.1",
     "deepseek-v3.2-exp": "deepseek-v3.2",
+    # DeepSeek-V2.5 (-1210) and DeepSeek-Coder-V2 keep DeepSeek-V2's config.json shape (60
+    # layers, MLA, 160 routed experts top-6), Coder-V2-Lite V2-Lite's (27 layers, 64 experts)
+    "deepseek-v2.5": "deepseek-v2",
+    "deepseek-v2.5-1210": "deepseek-v2",
+    "deepseek-v2-chat-0628": "deepseek-v2",
+    "deepseek-coder-v2": "deepseek-v2",
+    "deepseek-coder-v2-lite": "deepseek-v2-lite",
     "qwen3-coder-30b-a3b": "qwen3-30b-a3b",
     # NVIDIA's Nemotron ids carry an "NVIDIA-" prefix and a "-Base-8K" tail
     "nvidia-nemotron-3-nano-30b-a3b": "nemotron-3-nano-30b-a3b",
