@@ -114,6 +114,20 @@ def pace() -> float:
     return best
 
 
+def interpreter() -> str:
+    """Which CPython runs this and whether its core is a shared libpython: the same code ran
+    ~12 % faster on Debian's /usr/bin/python3.11 (a static interpreter built with PGO + LTO)
+    than on a pyenv 3.11 built with --enable-shared and no --enable-optimizations, whose
+    core is called through libpython3.11.so (benchmarks/README.md, thirty-second pass)."""
+    try:
+        with open("/proc/self/maps") as f:  # Linux: the shared objects this process mapped
+            shared = any("libpython" in ln for ln in f)
+        core = "core in a shared libpython" if shared else "core linked into the executable"
+    except OSError:
+        core = "core linkage unknown"
+    return f"{sys.executable} (CPython {sys.version.split()[0]}, {core})"
+
+
 def compare(fast: dict, ref: dict) -> None:
     """Event-skipping vs exact: relative differences of p50 / p99 TTFT, TPOT and ITL."""
     diffs = [
@@ -151,6 +165,7 @@ def main() -> None:
     if a.child:
         return mem_child(a.mem_n, a.rate)
     if a.n:
+        print(f"interpreter: {interpreter()}")
         print(f"machine pace: {pace():.1f} M Python loop iterations/s (for comparing machines)")
         runs = [run(a.n, a.rate) for _ in range(a.repeat)]
         best = max(r for r, _ in runs)
