@@ -76,7 +76,21 @@ def _deepseek_v2(**kw: Any) -> dict:
     return {**cfg, **mla, **moe, **kw}
 
 
+def _glm45_air() -> dict:
+    """GLM-4.5-Air config.json shape keys (Glm4MoeForCausalLM, 106B-A12B)."""
+    cfg = _dense("Glm4MoeForCausalLM", "glm4_moe", 4096, 46, 96, 8, 10944, 151552, 131072)
+    moe = {"n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8}
+    moe |= {"moe_intermediate_size": 1408, "first_k_dense_replace": 1}
+    extra = {"head_dim": 128, "attention_bias": True, "partial_rotary_factor": 0.5}
+    return {**cfg, **moe, **extra, "num_nextn_predict_layers": 1}
+
+
 # Sources (public copies of each config.json; "card" = the model's HF model card):
+# - GLM-4.5-Air: a config.json copy (a checkpoint conversion script's CONFIG dict:
+#   Glm4MoeForCausalLM, 46 layers, 4096 hidden, 96 heads / 8 KV heads of 128, 128 routed experts
+#   of 1408 top-8 + 1 shared, 1 dense layer of FFN 10944, vocab 151552, 131072 positions, partial
+#   rotary 0.5); one MTP layer (num_nextn_predict_layers) as the GLM-4.5 series ships, the
+#   GLM-4.7 config.json in ../shared alike; card: 106B total / 12B active parameters.
 # - DeepSeek-V2 / V2-Lite: a DeepSeek-V2 config.json copy (DeepseekV2ForCausalLM, 60 layers,
 #   5120 hidden, 128 heads, q / kv LoRA 1536 / 512, 160 routed + 2 shared experts of 1536, top-6,
 #   1 dense layer, vocab 102400, 163840 positions) and DeepSeek-V2-Lite-Chat's pinned config
@@ -119,6 +133,7 @@ def _deepseek_v2(**kw: Any) -> dict:
 #   17408; base: 8 KV groups of 128, vocab 151936, 40960 positions); its Qwen3Config8B and 32B
 #   equal the Qwen3-8B / 32B config.json files in ../shared, which vouches for the source.
 POPULAR_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "glm-4.5-air": ("zai-org/GLM-4.5-Air", _glm45_air()),
     "deepseek-v2": ("deepseek-ai/DeepSeek-V2", _deepseek_v2()),
     "deepseek-v2-lite": (
         "deepseek-ai/DeepSeek-V2-Lite",
@@ -253,6 +268,7 @@ def test_the_reader_fills_gemma_defaults_as_transformers_does(key: str) -> None:
 CARD_PARAMS_B: dict[str, float] = {
     "qwen2.5-0.5b": 0.49,
     "qwen2.5-1.5b": 1.54,
+    "glm-4.5-air": 106.0,  # card: "106 billion total parameters and 12 billion active"
     "deepseek-v2": 236.0,  # card: "236B total parameters, of which 21B are activated"
     "deepseek-v2-lite": 15.7,  # card: "15.7B total parameters ... 2.4B activated"
     "qwen2.5-3b": 3.09,
