@@ -147,9 +147,19 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         """Open-loop arrivals in time order. Those due before any other event (and within
         the run's `until`) are taken in this one call instead of one heap event each."""
         times, heap, loop, nmax = self._times_l, self._heap, self.loop, self.n_issued_max
+        r, plain = self.req, self._fe is None
         while True:
             self._next = rid + 1
-            self._arrive(rid)
+            if plain:  # _arrive, inlined: no API-server queue in between
+                now = loop.now
+                r.arrival[rid] = now
+                r.state[rid] = RUNNING
+                self.area += self.nsys * (now - self._last_t)  # Little's law, as in _arrive
+                self._last_t = now
+                self.nsys += 1
+                self._enter(rid)
+            else:
+                self._arrive(rid)
             rid += 1
             if rid >= nmax:
                 return

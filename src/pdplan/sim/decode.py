@@ -123,15 +123,8 @@ class DecodeMixin:
         n_mem = room // b
         if n_mem < n:
             n = n_mem if n_mem > 1 else 1
-        if self.inbox:  # stop where the scheduler next polls for the waiting arrivals
-            n_poll = self.next_poll(self.K + 1) - self.K
-            if n_poll < n:
-                n = n_poll
-        if self.exact:
-            n = 1
-            a, c = self.model.step_time(BatchShape(0, 0.0, 0, b, self.C)), 0.0
-        elif self._kink:  # piecewise affine (DSA top-k): end the run where the slope changes
-            a, c, n = self._kinked_affine(b, n)
+        if self._special:  # one flag for the rare plans (Instance.set_flags)
+            a, c, n = self._plan_special(b, n)
         else:
             ac = self._affine.get(b)
             a, c = ac if ac is not None else self._affine_of(b)
@@ -158,6 +151,19 @@ class DecodeMixin:
         t = tK + n * first + c * b * n * (n - 1) * 0.5  # T(n), design-notes s3
         heappush(self.heap, (t, PRIO_BOUNDARY, next(self.seq), self._wake_cb, ver))
 
+    def _plan_special(self: Instance, b: int, n: int) -> tuple[float, float, int]:
+        """(a, c, n) of a run that a poll, exact mode or a DSA kink shapes."""
+        if self.inbox:  # stop where the scheduler next polls for the waiting arrivals
+            n_poll = self.next_poll(self.K + 1) - self.K
+            if n_poll < n:
+                n = n_poll
+        if self.exact:
+            return self.model.step_time(BatchShape(0, 0.0, 0, b, self.C)), 0.0, 1
+        if self._kink:  # piecewise affine (DSA top-k): end the run where the slope changes
+            return self._kinked_affine(b, n)
+        a, c = self._affine_of(b)
+        return a, c, n
+
     def _schedule_run(self: Instance, n: int) -> None:
         """(Re)schedule the end of the current run after n steps from tK. n = 0 (a run split
         by LazyJoinMixin.deliver, cut before it starts): its fresh joins and stall wait for
@@ -182,11 +188,8 @@ class DecodeMixin:
         fin = self.fin
         if fin and fin[0][0] <= self.K:
             self._pop_finished(self.K)
-        if (  # _decide, short-cut for a plain decode instance with nothing else to do
-            self.role == "decode"
-            and self.B
-            and not (self.jq or self.ready or self.pq or self.draining)
-        ):
+        # _decide, short-cut for a plain decode instance (not draining) with nothing else to do
+        if self._plain and self.B and not (self.jq or self.ready or self.pq):
             self._start_run()
             if not self.busy:
                 self.in_run = False

@@ -42,7 +42,8 @@ class Instance(
     # slots: 50+ attributes would overflow CPython's shared-key instance dicts (30 keys) and
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
-        "B C K _affine _kink _end_pf_cb _kvb _net_start _pf_cache _started burst burst_carry "
+        "B C K _affine _kink _end_pf_cb _kvb _lazy _net_start _pf_cache _plain _special _started "
+        "burst burst_carry "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh gate gate_K "
         "gate_ranks gate_tokens heap holds idx "
         "in_run inbox inflight itl_put join_stall jq kv_full kv_used layerwise loop model "
@@ -102,6 +103,17 @@ class Instance(
         # flat (t, queued, running, kv_used, state) every sample_interval_s; state: an index of
         # sim.metrics.SAMPLE_STATES (the role, or draining / switching for a role switch)
         self.samples = array("d")
+        self.set_flags()
+
+    def set_flags(self) -> None:
+        """Flags the hot paths test instead of the settings and states behind them: `_lazy`,
+        a decode join may split the running run (LazyJoinMixin.deliver); `_plain`, a decode
+        instance that is not draining (DecodeMixin._wake's short-cut); `_special`, a run is
+        planned the general way (exact steps, a DSA kink, or arrivals held for a poll).
+        Called again whenever the role, draining or offline changes (SwitchingMixin)."""
+        self._plain = self.role == "decode" and not self.draining
+        self._lazy = self._plain and self.lazy_joins and not (self.exact or self.offline)
+        self._special = bool(self.exact or self._kink or self.holds)
 
     def _bind(self, sim: Simulator) -> None:
         """Settings, shared objects and bound methods cached for the hot paths."""

@@ -48,9 +48,8 @@ class LazyJoinMixin:
         the class docstring's conditions allow, else through kick() and an event)."""
         self.inflight -= 1
         self.ready.append(rid)
-        if not (self.busy and self.in_run) or self.exact or self.role != "decode":
-            return self.kick()
-        if self.jq or self.pq or self.draining or self.offline or not self.lazy_joins:
+        # _lazy: a decode instance, not exact, draining or offline, lazy joins on (set_flags)
+        if not (self.busy and self.in_run and self._lazy) or self.jq or self.pq:
             return self.kick()
         now, b, tK = self.loop.now, self.B, self.tK
         new_b = b + len(self.ready)

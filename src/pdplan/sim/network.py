@@ -20,22 +20,26 @@ _new = object.__new__
 class Link:
     """A one-direction link of `bw` bytes/s; each of its n active transfers gets bw / n.
     `active` is an insertion-ordered dict (deterministic iteration, unlike a set); `moved`:
-    bytes of the transfers started on it, B (its utilisation: moved / (bw x run time))."""
+    bytes of the transfers started on it, B (its utilisation: moved / (bw x run time));
+    `share`: bw / len(active), kept up to date whenever transfers join it or leave it with
+    some left (so resharing reads one attribute per link instead of dividing again)."""
 
-    __slots__ = ("active", "bw", "moved", "name")
+    __slots__ = ("active", "bw", "moved", "name", "share")
 
     def __init__(self, name: str, bw: float) -> None:
         self.name, self.bw, self.moved = name, bw, 0.0
         self.active: dict[Transfer, None] = {}
+        self.share = bw
 
 
 class Transfer:
     """One request's KV moving from a prefill to a decode instance. `t_end`: when its last
-    byte leaves at the current rate, s (it completes one link latency later). `cap`: the most
+    byte leaves at the current rate, s; `done`: t_end + lat, when it completes (one link
+    latency later), kept beside t_end for the scans of the earliest completion. `cap`: the most
     its own sending / receiving GPUs move, B/s (Network.lone_rate); `lat`: its path's one-way
     latency, s (NVLink inside a node, NICs between nodes)."""
 
-    __slots__ = ("cap", "dst", "l0", "l1", "last", "lat", "left", "rate", "rid", "src", "t_end")
+    __slots__ = tuple("cap done dst l0 l1 last lat left rate rid src t_end".split())
 
     def __init__(
         self,
@@ -50,7 +54,7 @@ class Transfer:
         self.left, self.last = nbytes, now
         self.l0, self.l1, self.cap, self.lat = path
         self.rate = 0.0
-        self.t_end = _INF
+        self.t_end = self.done = _INF
 
 
 class Network:
@@ -75,8 +79,12 @@ class Network:
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
         self._links: dict[tuple[str, int], Link] = {}
-        # (src, dst) -> egress link, ingress link, cap B/s, latency s
-        self._pairs: dict[tuple[int, int], tuple[Link, Link, float, float]] = {}
+        # [src][dst] -> egress link, ingress link, cap B/s, latency s (None until first used):
+        # nested lists, as two list indexings cost less than a tuple key's hash and lookup
+        n = len(sim.cfg.instances)
+        self._pairs: list[list[tuple[Link, Link, float, float] | None]] = [
+            [None] * n for _ in range(n)
+        ]
         self.transfers: dict[Transfer, None] = {}
         self._held = 0
         self._dirty: dict[Link, None] = {}
@@ -92,8 +100,7 @@ class Network:
         """(egress link, ingress link, cap B/s, latency s) of a src -> dst transfer: NVLink
         inside one node, NICs otherwise; cap = what the two ends' KV-carrying GPUs move at most
         (the rate of the transfer alone on its links)."""
-        key = (src.idx, dst.idx)
-        pair = self._pairs.get(key)
+        pair = self._pairs[src.idx][dst.idx]
         if pair is None:
             a, b = src.spec, dst.spec
             if a.node == b.node:
@@ -105,7 +112,7 @@ class Network:
                 cap = min(a.senders * a.nic_bytes_per_s, b.senders * b.nic_bytes_per_s)
                 lat = self.sim.cfg.link_latency_s
             # senders <= gpus, so cap <= both links' bw already; min() keeps that true anyway
-            pair = self._pairs[key] = (l0, l1, min(cap, l0.bw, l1.bw), lat)
+            pair = self._pairs[src.idx][dst.idx] = (l0, l1, min(cap, l0.bw, l1.bw), lat)
         return pair
 
     def utilisation(self, idx: int, total_s: float) -> float:
@@ -149,7 +156,7 @@ class Network:
     def start(self, rid: int, src: Instance, dst: Instance, nbytes: float) -> None:
         """Begin moving nbytes of KV from src to dst now."""
         now = self.sim.loop.now
-        pair = self._pairs.get((src.idx, dst.idx)) or self.path(src, dst)
+        pair = self._pairs[src.idx][dst.idx] or self.path(src, dst)
         tr = _new(Transfer)  # Transfer(rid, src, dst, nbytes, now, pair) without __init__
         tr.rid, tr.src, tr.dst, tr.left, tr.last = rid, src, dst, nbytes, now
         tr.l0, tr.l1, tr.cap, tr.lat = l0, l1, cap, lat = pair
@@ -158,19 +165,21 @@ class Network:
         self.transfers[tr] = None
         if not l0.active and not l1.active:  # fast path: idle links, nobody else's rate moves
             tr.rate = cap  # alone on both links: its cap (<= either link's bw)
-            tr.t_end = now + nbytes / cap
+            t_end = tr.t_end = now + nbytes / cap
+            t = tr.done = t_end + lat
             l0.active[tr] = l1.active[tr] = None
+            l0.share, l1.share = l0.bw / 1, l1.bw / 1  # bw / len(active)
             if self._held:
                 self._changed = True
                 return
-            t = tr.t_end + lat
             if t < self._armed:  # _arm, inlined: the new transfer is the earliest
                 self._armed = t
                 self._ver += 1
                 heappush(self._heap, (t, PRIO_NETWORK, next(self._seq), self._fire_cb, self._ver))
             return
-        tr.rate, tr.t_end = 0.0, _INF
+        tr.rate, tr.t_end, tr.done = 0.0, _INF, _INF
         l0.active[tr] = l1.active[tr] = None
+        l0.share, l1.share = l0.bw / len(l0.active), l1.bw / len(l1.active)
         if self._held:
             self._dirty[l0] = self._dirty[l1] = None
             self._changed = True
@@ -184,8 +193,8 @@ class Network:
         self._changed = False
         t = _INF
         for tr in self.transfers:
-            if tr.t_end + tr.lat < t:
-                t = tr.t_end + tr.lat
+            if tr.done < t:
+                t = tr.done
         if t != self._armed and t < _INF:  # t >= now: a transfer ends now or later
             self._armed = t
             self._ver += 1
@@ -200,7 +209,7 @@ class Network:
         self._held += 1  # deliveries may start transfers: reshare and re-arm once, below
         if len(transfers) == 1:  # the usual lone transfer: no scan, no list of the done
             (tr,) = transfers
-            if tr.t_end + tr.lat <= now:
+            if tr.done <= now:
                 transfers.clear()
                 del tr.l0.active[tr]  # its links carry only it: none left to reshare
                 del tr.l1.active[tr]
@@ -221,7 +230,10 @@ class Network:
     def _complete(self, now: float) -> None:
         """Let every transfer done by `now` go (in start order); its links are reshared."""
         transfers, dirty = self.transfers, self._dirty
-        done = [tr for tr in transfers if tr.t_end + tr.lat <= now]
+        done = []
+        for tr in transfers:  # a plain loop: a comprehension is a function call of its own
+            if tr.done <= now:
+                done.append(tr)
         for tr in done:
             del transfers[tr]
             a, b = tr.l0, tr.l1
@@ -229,8 +241,10 @@ class Network:
             del b.active[tr]
             if a.active:
                 dirty[a] = None
+                a.share = a.bw / len(a.active)
             if b.active:
                 dirty[b] = None
+                b.share = b.bw / len(b.active)
         on_done = self.sim.on_transfer_done
         for tr in done:
             on_done(tr.rid, tr.src, tr.dst, tr.t_end)
@@ -239,18 +253,14 @@ class Network:
 def _settle_reshare(link: Link, now: float) -> None:
     """Bring the remaining bytes of link's transfers up to `now`, then recompute their rates
     (min over each transfer's two links of bw / active transfers, equal shares, and its cap)."""
-    active = link.active
-    if not active:
-        return
-    share = link.bw / len(active)  # this link's share, the same for each of its transfers
-    for tr in active:  # one pass: a transfer's new rate depends on link sizes, not on others
+    # one pass: a transfer's new rate depends on link sizes (Link.share), not on others
+    for tr in link.active:
         left = tr.left = tr.left - tr.rate * (now - tr.last)
         tr.last = now
         if tr.t_end <= now:
             continue  # last byte sent; only its latency is left
-        a, b = tr.l0, tr.l1
-        rate = share if a is link else a.bw / len(a.active)
-        r1 = share if b is link else b.bw / len(b.active)
+        rate = tr.l0.share
+        r1 = tr.l1.share
         if r1 < rate:
             rate = r1
         if tr.cap < rate:
@@ -258,4 +268,5 @@ def _settle_reshare(link: Link, now: float) -> None:
         if rate == tr.rate:
             continue
         tr.rate = rate
-        tr.t_end = now + (left if left > 0.0 else 0.0) / rate
+        t_end = tr.t_end = now + (left if left > 0.0 else 0.0) / rate
+        tr.done = t_end + tr.lat

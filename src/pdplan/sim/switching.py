@@ -41,6 +41,7 @@ class SwitchingMixin:
         if inst.role == sw.role:
             return
         inst.draining, inst.next_role = True, sw.role
+        inst.set_flags()
         self._refresh_candidates()
         if not inst.busy:
             self.check_drained(inst)
@@ -63,6 +64,7 @@ class SwitchingMixin:
         ):
             return
         inst.draining, inst.offline = False, True
+        inst.set_flags()
         self.loop.schedule(
             self.loop.now + self.cfg.switch_cost_s, PRIO_CONTROL, self._end_switch, inst
         )
@@ -70,6 +72,7 @@ class SwitchingMixin:
     def _end_switch(self: Simulator, inst: Instance) -> None:
         inst.offline = False
         inst.role = inst.next_role or inst.role
+        inst.set_flags()
         if inst.cache is not None:  # its KV pool served the other role: nothing cached is left
             inst.cache.clear()
         inst.next_role = None
