@@ -160,3 +160,18 @@ def test_a_config_json_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
     p = tmp_path / "config.json"
     p.write_text(json.dumps(LLAMA_7B), encoding="utf-8-sig")
     assert load_config_dict(p)["hidden_size"] == LLAMA_7B["hidden_size"]
+
+
+def test_quant_only_file_names_the_config_to_pass(tmp_path: Path) -> None:
+    """A ModelOpt hf_quant_config.json given as the model: the error names its config.json."""
+    q = tmp_path / "org--M-NVFP4_hf_quant_config.json"
+    q.write_text(
+        json.dumps({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}})
+    )
+    with pytest.raises(ConfigError) as e:
+        model_from_hf_config(q)
+    assert "ModelOpt hf_quant_config.json" in str(e.value)
+    assert str(tmp_path / "org--M-NVFP4_config.json") in str(e.value)
+    # the config beside it is read with the quant file: NVFP4 weights
+    (tmp_path / "org--M-NVFP4_config.json").write_text(json.dumps(LLAMA_7B))
+    assert model_from_hf_config(tmp_path / "org--M-NVFP4_config.json").weight_dtype == "fp4"

@@ -224,6 +224,19 @@ def _build(
     )
 
 
+def _refuse_quant_only(d: Mapping[str, Any], p: Path) -> None:
+    """A ModelOpt hf_quant_config.json ({"producer", "quantization"}: the scheme, no layer
+    shapes) passed for the model's config.json: say which file to pass instead."""
+    if "quantization" in d and "hidden_size" not in d and "text_config" not in d:
+        stem = p.name.removesuffix("hf_quant_config.json")
+        cfg = p.with_name((stem or "") + "config.json")
+        raise ConfigError(
+            f"{p}: this is a ModelOpt hf_quant_config.json (the quantisation scheme, no layer "
+            f"shapes); pass the model's config.json ({cfg}): the quant file beside it, named "
+            f"{stem}hf_quant_config.json, is read with it"
+        )
+
+
 def model_from_hf_config(
     path_or_dict: str | Path | Mapping[str, Any], name: str | None = None, hf_id: str | None = None
 ) -> ModelSpec:
@@ -240,6 +253,7 @@ def model_from_hf_config(
         p = Path(path_or_dict)
         p = p / "config.json" if p.is_dir() else p
         d, where = load_config_dict(p), str(p)
+        _refuse_quant_only(d, p)
         hf_id, side = hf_id or hf_id_from_path(p), side_quant(p)
     archs = d.get("architectures") or [d.get("model_type") or "unknown"]
     arch = str(archs[0]) if isinstance(archs, list) and archs else str(archs)
