@@ -50,6 +50,16 @@ def test_running_requests_never_reserve_more_than_the_pool() -> None:
         assert need[live].sum() <= 6000
 
 
+@pytest.mark.parametrize("chunk", [None, 512])
+def test_one_token_outputs_free_their_reservation(chunk: int | None) -> None:
+    # a one-token output finishes at its prefill, without joining a decode batch: its
+    # reservation must go too, or 5 such requests fill the 12,000-token pool for good and the
+    # rest wait forever (they ended the run unfinished)
+    spec = aggs(1, CAP, chunk_budget=chunk, kv_reserve_output=True)
+    res = simulate_closed_loop(spec, 2000, 1, 1, n_requests=20)
+    assert res["finished"] == 20 and res["unfinished"] == 0
+
+
 def test_the_flag_is_checked() -> None:
     with pytest.raises(ConfigError, match="kv_reserve_output=1 must be True or False"):
         InstanceSpec("agg", AGG, kv_reserve_output=1)  # type: ignore[arg-type]

@@ -156,8 +156,10 @@ class PrefillMixin:
                 r.first[rid] = now
                 if sim._evicted:  # its next gap runs from this token, not the eviction
                     sim._evicted.pop(rid, None)
-            if gen[rid] >= r.out[rid]:
+            if gen[rid] >= r.out[rid]:  # done at its prefill (a one-token output)
                 self.kv_used -= done
+                if self.kv_full >= 0:  # its reservation (kv_reserve_output) is free again
+                    self.kv_full -= r.inp[rid] + r.out[rid]
                 sim.on_finish(rid, self, now)
             else:
                 self.ready.append(rid)
