@@ -11,7 +11,14 @@ from pdplan.errors import ConfigError
 
 from ._common import warn
 
-__all__ = ["check_options", "check_outputs", "check_roles", "locality_note", "preemption_note"]
+__all__ = [
+    "check_options",
+    "check_outputs",
+    "check_roles",
+    "locality_note",
+    "preemption_note",
+    "unreached_switches",
+]
 
 # engines that preempt only by recompute: vLLM V1 (no swap space since V1's scheduler) and
 # SGLang (retracts requests and recomputes them); TensorRT-LLM can offload KV to host memory
@@ -152,3 +159,28 @@ def preemption_note(engine: str, preemption: str) -> None:
             f"{name} preempts by recompute only; --preemption swap models swapping KV to host "
             "memory over PCIe (vLLM V0, TensorRT-LLM host offload), not this engine"
         )
+
+
+def unreached_switches(specs: list[str], switches: tuple[Any, ...], columns: Any) -> None:
+    """Warn about each --switch timed after the run's last request finished (or was dropped):
+    the simulator skips a switch once every request is done, so it left no trace in the
+    output and the run looked as if the switch had been made."""
+    import numpy as np
+
+    from pdplan.sim.state import RUNNING
+
+    if not switches or bool(np.any(columns["state"] == RUNNING)):
+        return  # requests left in flight: the run did not end on its own
+    # a dropped request has no finish: its arrival stands in for when it left (drops are
+    # decided on arrival, or at a deferred routing soon after it)
+    ends = np.concatenate([columns["finish"], columns["arrival"]])
+    ends = ends[np.isfinite(ends)]
+    if not len(ends):
+        return
+    end = float(ends.max())
+    for spec, sw in zip(specs, switches, strict=True):
+        if sw.time_s > end:
+            warn(
+                f"--switch {spec!r} never happened: the last request was done at {end:.4g} s, "
+                f"before its {sw.time_s:g} s; give an earlier time or more traffic"
+            )

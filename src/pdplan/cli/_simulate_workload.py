@@ -193,24 +193,32 @@ def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any
             "--clients C (C closed-loop clients) to replay its lengths",
             path=spec,
         )
-    _note_replay(wl, spec, t.get("fmt"))
+    _note_replay(wl, spec, t.get("fmt"), duration)
     return wl, Arrivals("trace", duration_s=duration)
 
 
-def _note_replay(wl: Any, spec: str, fmt: str | None) -> None:
+def _note_replay(wl: Any, spec: str, fmt: str | None, duration: float | None = None) -> None:
     """Replaying a trace's timestamps: say the span and rate they give, and the unit they were
-    read in when it is not seconds (a seconds column read as ms runs 1,000x fast)."""
+    read in when it is not seconds (a seconds column read as ms runs 1,000x fast). With
+    --duration, of the requests it keeps: the whole trace's count and span would claim a
+    run the cut never makes (8,819 requests over 3436 s for a 300 s slice)."""
     t = wl.arrival_s
     if t is None or len(t) < 2:
         return
-    span = float(t[-1] - t[0])
+    whole = len(t)
+    what = f"{spec}: {whole:,} requests"
+    if duration is not None:  # arrivals start at 0 s (the reader subtracts the first)
+        t = t[t < duration]
+        if len(t) < whole:
+            what = f"the first {duration:g} s of {spec}: {len(t):,} of its {whole:,} requests"
     unit = wl.meta.get("time_unit", "s")
     how = f"; timestamps read in {unit}" if unit != "s" else ""
     if unit != "s" and fmt is None:
         name = wl.meta.get("format")
         how += f" (format {name}, from its columns; if seconds: --format {name} --map time_unit=s)"
+    span = float(t[-1] - t[0]) if len(t) else 0.0
     rate = f", {(len(t) - 1) / span:.3g} req/s" if span > 0 else ""
-    note(f"replaying {spec}: {len(t):,} requests over {span:.4g} s{rate}{how}")
+    note(f"replaying {what} over {span:.4g} s{rate}{how}")
 
 
 def _note_skipped(meta: dict[str, Any], spec: str) -> None:

@@ -18,6 +18,7 @@ from ._simulate_checks import (
     check_roles,
     locality_note,
     preemption_note,
+    unreached_switches,
 )
 from ._simulate_report import overload_warning, show, write
 from ._simulate_setup import ctx_gates, prefix_caches, switches
@@ -51,6 +52,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     res = _simulate(cfg, wl, arrivals, o["as_json"])
     if res.n_requests == 0:
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
+    unreached_switches(o["switch"], cfg.switches, res.columns)
     _context(cluster.model, wl, res.n_requests)
     s = res.summary()
     spec = parse_spec(o["spec_decode"] or "")

@@ -176,7 +176,7 @@ def _is_prom(path: str) -> bool:
 
 def synth(
     out: str = typer.Option(..., "--out", "-o", help=_OUT_HELP),
-    n: int | None = typer.Option(None, "--requests", "-n", help="number of requests"),
+    n: int | None = typer.Option(None, "--requests", "-n", min=1, help="number of requests"),
     duration: str | None = typer.Option(None, "--duration", help="or a duration: 1h, 15m"),
     rate: float = typer.Option(1.0, "--rate", help=_RATE_HELP),
     arrival: str = typer.Option("poisson", "--arrival", help="poisson, gamma or fixed"),
@@ -192,6 +192,11 @@ def synth(
     as_json: bool = typer.Option(False, "--json", help="print the stats as JSON"),
 ) -> None:
     """Write a synthetic trace (deterministic for a given seed)."""
+    if (n is None) == (duration is None):  # synthesize's own error names its parameters
+        given = "both" if n is not None else "neither"
+        raise ConfigError(
+            f"give --requests/-n N or --duration (e.g. 1h) to size the trace: {given} given"
+        )
     if cv is not None and arrival.strip().lower() != "gamma":
         raise ConfigError(
             f"--cv sets gamma arrivals' burstiness; --arrival {arrival} has a fixed CV "

@@ -83,10 +83,29 @@ def read_workload(
             return READERS["prometheus"](spath, pairs, skip_bad)
         container, cmap, name = detect(spath, fmt, pairs)
         wl = _BY_CONTAINER[container](spath, cmap, name, skip_bad)
-        if cmap.time:  # the unit the time column was read in (Mooncake / pdplan: ms)
-            wl.meta["time_unit"] = cmap.time_unit
+        _note_time_unit(wl, cmap, pairs)
         return wl
     except (EOFError, zlib.error) as exc:
         raise InputError(f"truncated or corrupt compressed data ({exc})", path=spath) from None
     except OSError as exc:  # gzip.BadGzipFile and read errors
         raise InputError(f"cannot read: {exc}", path=spath) from None
+
+
+def _note_time_unit(wl: Workload, cmap: ColumnMap, pairs: dict[str, str] | None) -> None:
+    """meta['time_unit']: the unit numeric timestamps were read in (Mooncake / pdplan: ms).
+    Datetimes (Azure's TIMESTAMP; the builder notes their 'time_origin') carry no unit: a
+    time_unit given for them was not applied, so say so rather than claim the times were
+    read in it (`simulate` printed 'timestamps read in ms' for an unchanged replay); so is
+    one given with no time column."""
+    if cmap.time and "time_origin" not in wl.meta:
+        wl.meta["time_unit"] = cmap.time_unit
+        return
+    if not (pairs and "time_unit" in pairs):
+        return
+    why = f"column {cmap.time!r} holds datetimes, read as such" if cmap.time else "no time column"
+    warnings = wl.meta["warnings"]
+    assert isinstance(warnings, list)
+    warnings.append(
+        f"time_unit={pairs['time_unit']} does not apply ({why}); drop it from --map"
+        + ("" if cmap.time else " or add time=COLUMN")
+    )
