@@ -47,6 +47,19 @@ def test_itl_quantiles_of_points_and_linear_runs() -> None:
     assert run.gaps == 303
 
 
+def test_zero_gaps_are_a_point_mass_at_zero() -> None:
+    # 6 zero gaps (tokens after a speculative step's first) below 4 gaps of 0.1 s
+    log = RunLog()
+    log.add(0.0, 0.0, 3, 2)
+    log.add(0.1, 0.1, 1, 4)
+    p10, p60, p61, p100 = log.quantiles([0.1, 0.6, 0.61, 1.0])
+    assert p10 == p60 == 0.0
+    assert p61 == pytest.approx(0.1, rel=1e-3) and p100 == pytest.approx(0.1, rel=1e-3)
+    only = RunLog()
+    only.add(0.0, 0.0, 5, 1)
+    assert only.quantiles([0.5, 0.99]) == [0.0, 0.0]
+
+
 def test_drain_counts_every_event_including_ones_scheduled_by_handlers() -> None:
     loop = EventLoop()
     seen: list[float] = []
