@@ -90,7 +90,7 @@ def test_bad_input() -> None:
         kv_transfer(_llama70b(), 10, path="carrier-pigeon")
     with pytest.raises(ConfigError, match="tokens"):
         kv_transfer(_llama70b(), 0)
-    with pytest.raises(ConfigError, match="unknown dtype"):
+    with pytest.raises(ConfigError, match="unknown KV cache dtype 'fp7'"):
         kv_transfer(_llama70b(), 10, kv_dtype="fp7")
 
 

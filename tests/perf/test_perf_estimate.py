@@ -114,8 +114,8 @@ def test_disagg_single_output_token_has_no_tpot() -> None:
 @pytest.mark.parametrize(
     ("engine", "kv", "gpu", "message"),
     [
-        ("vllm", "int8", "h100-sxm", "vllm cannot store a int8 KV cache"),
-        ("vllm", "fp4", "b200-sxm", "vllm cannot store a fp4 KV cache"),
+        ("vllm", "int8", "h100-sxm", "vllm cannot store an int8 KV cache"),
+        ("vllm", "fp4", "b200-sxm", "vllm cannot store an fp4 KV cache"),
         ("sglang", "fp4", "h100-sxm", "needs a GPU with FP4"),
         ("trtllm", "nvfp4", "h100-sxm", "needs a GPU with FP4"),
     ],

@@ -6,14 +6,18 @@ from dataclasses import dataclass
 
 __all__ = [
     "DTYPE_BYTES",
+    "KV_DTYPES",
+    "KV_DTYPE_ALIASES",
     "AttnGeom",
     "CompressedAttnSpec",
     "IndexSpec",
     "LinearAttnSpec",
     "MLASpec",
     "MoESpec",
+    "canonical_kv_dtype",
     "csa_block_params",
     "dtype_bytes",
+    "kv_dtype_bytes",
 ]
 
 # Bytes per element of each storage dtype. FP4 (NVFP4 / MXFP4) is 4 bits = 0.5 B; the
@@ -45,6 +49,47 @@ def dtype_bytes(dtype: str) -> float:
         from pdplan.errors import ConfigError
 
         raise ConfigError(f"unknown dtype {dtype!r}; known: {', '.join(sorted(DTYPE_BYTES))}")
+    return DTYPE_BYTES[key]
+
+
+# KV-cache dtypes: those some engine stores (perf/efficiency.py check_kv_cache_dtype says which
+# engine takes which). DTYPE_BYTES's weight-only formats (int8_wo, int4, mxfp4, w4a8) and fp32
+# are no KV-cache dtype of any of them.
+KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4")
+
+
+# The engines' own spellings of those (vLLM / SGLang --kv-cache-dtype fp8_e4m3 / fp8_e5m2,
+# torch's bfloat16 / float16; TensorRT-LLM's nvfp4): the same bytes per element, so the same KV
+# size (e5m2 and e4m3 differ in range and precision, not in size).
+KV_DTYPE_ALIASES: dict[str, str] = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "fp8_e4m3fn": "fp8",
+    "nvfp4": "fp4",
+}
+
+
+def canonical_kv_dtype(dtype: str) -> str:
+    """`dtype` as KV_DTYPES names it: lower case, an engine's alias (KV_DTYPE_ALIASES)
+    mapped; any other name is returned as given (lower case) for kv_dtype_bytes to refuse."""
+    key = dtype.strip().lower()
+    return KV_DTYPE_ALIASES.get(key, key)
+
+
+def kv_dtype_bytes(dtype: str) -> float:
+    """Bytes per element of a KV cache in `dtype` (one of KV_DTYPES or an alias); a
+    ConfigError listing KV_DTYPES for any other name, a weight-only dtype's too."""
+    key = canonical_kv_dtype(dtype)
+    if key not in KV_DTYPES:
+        from pdplan.errors import ConfigError
+
+        hint = " (fp8 is any 8-bit float KV: fp8_e4m3, fp8_e5m2)" if key.startswith("fp8") else ""
+        raise ConfigError(
+            f"unknown KV cache dtype {dtype!r}; use one of {', '.join(KV_DTYPES)}{hint}"
+        )
     return DTYPE_BYTES[key]
 
 

@@ -17,10 +17,12 @@ __all__ = [
     "console",
     "context_warning",
     "emit",
+    "kv_dtype_arg",
     "kv_table",
     "lengths_context_warning",
     "note",
     "num",
+    "refuse_empty",
     "refuse_ignored",
     "to_jsonable",
     "warn",
@@ -110,6 +112,40 @@ def lengths_context_warning(spec: Any, isl: float, osl: float, lens: Any) -> lis
     tokens = int(totals[over].max())
     said = context_warning(spec, tokens, "requests" if n > 1 else "a request", max(n, 1))
     return [said] if said else []
+
+
+# What to give instead of an empty value, by flag (refuse_empty)
+EMPTY_HINTS: dict[str, str] = {
+    "--spec-decode": "METHOD:K[:ACCEPTANCE], e.g. mtp:3, or none (no speculative decoding)",
+    "--kv-dtype": "a KV cache dtype (bf16, fp8, ...), or leave it out for the checkpoint's",
+    "--weight-dtype": "a weight dtype (bf16, fp8, fp4, ...), or leave it out for the checkpoint's",
+    "--rates": "QPS values like 0.5,1,10, or leave it out for the default sweep",
+    "--model": "a model name or config.json, or leave it out for the default",
+    "--gpu": "a GPU name, or leave it out for the default",
+    "--engine": "vllm, sglang or trtllm, or leave it out for the default",
+}
+
+
+def refuse_empty(options: dict[str, str | None]) -> None:
+    """Refuse a string option given as '' or blanks: the `value or default` fallbacks would
+    read it as the option left out (`--spec-decode ''` as none). The error says what to give
+    (EMPTY_HINTS)."""
+    for flag, value in options.items():
+        if value is not None and not value.strip():
+            raise ConfigError(f"{flag} {value!r} is empty: give {EMPTY_HINTS[flag]}")
+
+
+def kv_dtype_arg(value: str | None) -> str | None:
+    """--kv-dtype as given to an engine: 'auto' (vLLM / SGLang's default: the checkpoint's
+    dtype) is the option left out, and an engine's spelling (fp8_e4m3, fp8_e5m2, bfloat16,
+    nvfp4) is the catalog's name for it. '' stays '' for refuse_empty to refuse; an unknown
+    name is refused later (catalog kv_dtype_bytes lists the KV dtypes)."""
+    from pdplan.catalog.model_parts import canonical_kv_dtype
+
+    if value is None or not value.strip():
+        return value
+    key = canonical_kv_dtype(value)
+    return None if key == "auto" else key
 
 
 def refuse_ignored(options: dict[str, Any], when: str) -> None:

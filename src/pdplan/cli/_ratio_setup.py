@@ -31,8 +31,9 @@ def _layout(
 
     if not opts[key]:
         drafts = 0  # a decode instance that drafts (--spec-decode) also holds the draft head
-        if key == "decode_layout" and opts.get("spec_decode"):
-            drafts = parse_spec(opts["spec_decode"]).draft_layers  # type: ignore[union-attr]
+        sd = parse_spec(opts.get("spec_decode") or "")  # None for 'none' / 'off'
+        if key == "decode_layout" and sd is not None:
+            drafts = sd.draft_layers
         return default_layout(spec, gpu, opts["kv_dtype"], picked, need=need, draft_layers=drafts,
                               engine=opts["engine"],
                               mem_fraction=opts.get("mem_fraction"))  # fmt: skip

@@ -145,22 +145,68 @@ def _link_bound(res: SimResult, s: dict[str, Any]) -> str | None:
 
 def _bottleneck(insts: list[dict[str, Any]], pools: Sequence[Pool], factor: float) -> str:
     """Which role's instances are saturated (busy near all the time, with the longest
-    queues), and how many of them would serve the offered load."""
+    queues), and how many of them would serve the offered load; of a role in several pools
+    (tp4@h100+tp4@a10), the busiest pool."""
     by_role: dict[str, list[dict[str, Any]]] = {}
     for i in insts:
         by_role.setdefault(i["role"], []).append(i)
-    keys = ("utilisation", "mean_queue", "mean_running")
-    stats = {r: tuple(float(np.mean([i[k] for i in g])) for k in keys) for r, g in by_role.items()}
-    busy = [r for r, st in stats.items() if st[0] >= OVERLOAD]
-    role = max(busy, key=lambda r: stats[r][1]) if busy else max(stats, key=lambda r: stats[r][0])
-    u, q, run = stats[role]
+    stats = {r: _stats(g) for r, g in by_role.items()}
+    role = _busiest(stats)
+    mine = [p for p in pools if p.role == role]
     what = _ROLE_NAMES.get(role, role)
-    state = "saturated" if busy else "the busiest"
+    if len(mine) > 1 and len(by_role[role]) == sum(p.count for p in mine):
+        return _busiest_pool(by_role[role], mine, what)
+    u, q, run = stats[role]
+    state = "saturated" if u >= OVERLOAD else "the busiest"
     return (
         f"the {what} instances are {state} (busy {100 * u:.0f} % of the time, "
         f"{q:,.1f} requests queued and {run:,.1f} in the batch on each on average): "
         + _more(role, pools, factor)
     )
+
+
+def _stats(group: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """(utilisation, mean queue, mean running) averaged over instances."""
+    cols = ("utilisation", "mean_queue", "mean_running")
+    u, q, run = (float(np.mean([i[c] for i in group])) for c in cols)
+    return u, q, run
+
+
+def _busiest(stats: dict[Any, tuple[float, float, float]]) -> Any:
+    """Of the saturated (busy >= OVERLOAD) the one with the longest queues, else the busiest."""
+    busy = [k for k, st in stats.items() if st[0] >= OVERLOAD]
+    return max(busy, key=lambda k: stats[k][1]) if busy else max(stats, key=lambda k: stats[k][0])
+
+
+def _busiest_pool(insts: list[dict[str, Any]], mine: list[Pool], what: str) -> str:
+    """The busiest of one role's pools (its instances come in pool order) and more of it."""
+    groups: dict[int, list[dict[str, Any]]] = {}
+    start = 0
+    for k, p in enumerate(mine):
+        groups[k] = insts[start : start + p.count]
+        start += p.count
+    stats = {k: _stats(g) for k, g in groups.items()}
+    k = _busiest(stats)
+    u, q, run = stats[k]
+    state = "saturated" if u >= OVERLOAD else "the busiest"
+    others = ", ".join(
+        f"{_spelt(p, p.count)} busy {100 * stats[j][0]:.0f} %" for j, p in enumerate(mine) if j != k
+    )
+    p = mine[k]
+    return (
+        f"the {what} pool {_spelt(p, p.count)} is {state} (busy {100 * u:.0f} % of the time, "
+        f"{q:,.1f} requests queued and {run:,.1f} in the batch on each on average; the other "
+        f"{what} pools: {others}): add {what} instances to that pool (e.g. "
+        f"{_spelt(p, p.count + 1)} instead of {_spelt(p, p.count)})"
+    )
+
+
+def _spelt(p: Pool, n: int) -> str:
+    """Pool `p` with `n` instances, as --deployment spells it: 'tp4x2@h100', '3P:tp4'."""
+    at = f"@{p.gpu}" if p.gpu else ""
+    if p.role == "agg":
+        return f"{p.layout}{f'x{n}' if n > 1 else ''}{at}"
+    return f"{n}{p.role[0].upper()}:{p.layout}{at}"
 
 
 def _more(role: str, pools: Sequence[Pool], factor: float) -> str:
@@ -170,12 +216,8 @@ def _more(role: str, pools: Sequence[Pool], factor: float) -> str:
     if len(mine) != 1 or not math.isfinite(factor):
         return f"add {what} instances"
     p = mine[0]
-    at = f"@{p.gpu}" if p.gpu else ""
-
-    def spelt(n: int) -> str:
-        if role == "agg":
-            return f"{p.layout}{f'x{n}' if n > 1 else ''}{at}"
-        return f"{n}{role[0].upper()}:{p.layout}{at}"
-
     need = max(p.count + 1, math.ceil(p.count * factor))
-    return f"add {what} instances (about {spelt(need)} instead of {spelt(p.count)} for this load)"
+    return (
+        f"add {what} instances (about {_spelt(p, need)} instead of {_spelt(p, p.count)} for "
+        "this load)"
+    )

@@ -131,10 +131,10 @@ def ctx_gates(
         timeout = _count("--adp-balance", parts[0], "the timeout", 1)
         wait = _count("--adp-balance", parts[1], "the batching wait", 0) if len(parts) > 1 else 10
         if not any(a and d > 1 for a, d in zip(agg, dp, strict=True)):
-            raise ConfigError(
-                "--adp-balance balances the attention-DP ranks of aggregated pools (a "
-                "prefill-only instance runs no decodes to hold prompts behind): no aggregated "
-                "pool has a dpN layout"
+            raise _no_gated_pool(
+                "--adp-balance balances the attention-DP ranks of aggregated pools",
+                "no aggregated pool has a dpN layout",
+                agg,
             )
         for k, (a, d) in enumerate(zip(agg, dp, strict=True)):
             if a and d > 1:
@@ -149,12 +149,27 @@ def ctx_gates(
         if not 0 < ratio <= 1:
             raise ConfigError(f"--batch-wait: the ratio {parts[1]!r} must be in (0, 1]")
         if not any(a and d == 1 for a, d in zip(agg, dp, strict=True)):
-            raise ConfigError(
+            raise _no_gated_pool(
                 "--batch-wait holds prompts behind the decodes of aggregated pools without "
-                "attention DP: no aggregated pool has a layout without dpN"
+                "attention DP",
+                "no aggregated pool has a layout without dpN",
+                agg,
             )
         for k, (a, d) in enumerate(zip(agg, dp, strict=True)):
             if a and d == 1:
                 budget = int(instances[k].prefill_token_budget)  # max_num_tokens, tokens
                 gates[k] = ContextGate("batch", iters, tokens=max(1, int(ratio * budget)))
     return tuple(replace(i, ctx_gate=g) if g else i for i, g in zip(instances, gates, strict=True))
+
+
+def _no_gated_pool(what: str, why: str, agg: list[bool]) -> ConfigError:
+    """The error for a context gate no instance takes: `what` the gate does, then `why` none
+    takes it, or, in a deployment of prefill and decode pools only, that there is no aggregated
+    pool at all (a prefill-only instance runs no decodes to hold prompts behind)."""
+    flag = what.split()[0]
+    if not any(agg):
+        why = (
+            "this deployment has no aggregated pool, only prefill and decode pools (a "
+            "prefill-only instance runs no decodes to hold prompts behind); drop " + flag
+        )
+    return ConfigError(f"{what}: {why}")

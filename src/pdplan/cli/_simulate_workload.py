@@ -188,9 +188,16 @@ def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any
     if rate is not None:
         return wl, Arrivals("poisson", rate=float(rate), duration_s=duration)
     if not wl.has_times:
+        left_out = wl.meta.get("time_column_left_out")
+        why = (
+            f"--map gives no time=, so its timestamp column {left_out!r} is not read: add "
+            f"time={left_out} to --map to replay its arrivals, or give"
+            if left_out
+            else "the trace has no timestamps: give"
+        )
         raise InputError(
-            "the trace has no timestamps: give --rate R (Poisson arrivals at R requests/s) or "
-            "--clients C (C closed-loop clients) to replay its lengths",
+            f"{why} --rate R (Poisson arrivals at R requests/s) or --clients C (C closed-loop "
+            "clients) to replay its lengths",
             path=spec,
         )
     _note_replay(wl, spec, t.get("fmt"), duration)

@@ -6,7 +6,15 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._common import MEM_FRACTION_HELP, context_warning, emit, shape_warning, warn
+from pdplan.cli._common import (
+    MEM_FRACTION_HELP,
+    context_warning,
+    emit,
+    kv_dtype_arg,
+    refuse_empty,
+    shape_warning,
+    warn,
+)
 from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT_HELP
 
@@ -46,7 +54,10 @@ def estimate_cmd(
         None, help="bf16, fp8, fp4 (NVFP4), mxfp4, int4, w4a8 (default: checkpoint)"
     ),
     kv_dtype: str | None = typer.Option(
-        None, help="KV cache dtype: bf16, fp8 (default: the checkpoint's KV directive, else bf16)"
+        None,
+        callback=kv_dtype_arg,
+        help="KV cache dtype: bf16, fp8 (fp8_e4m3 / fp8_e5m2), ... (default or auto: the "
+        "checkpoint's KV directive, else bf16)",
     ),
     rounds: float | None = typer.Option(
         None,
@@ -67,8 +78,12 @@ def estimate_cmd(
 ) -> None:
     """Predict TTFT and TPOT at steady state (what fixed-concurrency benchmarks measure)."""
     from pdplan.catalog import get_gpu, get_model
+    from pdplan.catalog.model_parts import kv_dtype_bytes
     from pdplan.perf.spec_decode import parse_spec
 
+    refuse_empty(
+        {"--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype, "--spec-decode": spec_decode}
+    )
     if mode not in ("agg", "disagg"):
         raise ConfigError(f"--mode must be agg or disagg, not {mode!r}")
     disagg = mode == "disagg"
@@ -84,6 +99,7 @@ def estimate_cmd(
     )
     spec, g = get_model(model), get_gpu(gpu)
     kv_dtype = kv_dtype or spec.serving_kv_dtype  # as engines serve it when none is given
+    kv_dtype_bytes(kv_dtype)  # a name that is no KV-cache dtype: the KV dtypes listed
     said = shape_warning(spec)
     said += [w for w in [context_warning(spec, isl + osl, "a request")] if w]
     said += _vendor(g)

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from pdplan.cli._common import context_warning, emit, kv_table, num, shape_warning
+from pdplan.cli._common import context_warning, emit, kv_dtype_arg, kv_table, num, shape_warning
 from pdplan.errors import ConfigError
 
 __all__ = ["register"]
@@ -28,7 +28,11 @@ def kv_cmd(
     model: str = typer.Option("llama-3.1-70b", "--model", "-m", help="model name or config.json"),
     tokens: int = typer.Option(4000, "--tokens", "-n", help="prompt tokens to transfer"),
     kv_dtype: str | None = typer.Option(
-        None, "--kv-dtype", help="KV cache dtype (bf16, fp8, ...; default: the checkpoint's)"
+        None,
+        "--kv-dtype",
+        callback=kv_dtype_arg,
+        help="KV cache dtype: bf16, fp16, fp8 (fp8_e4m3 / fp8_e5m2), int8, fp4 (default or "
+        "auto: the checkpoint's)",
     ),
     transit_dtype: str | None = typer.Option(None, "--transit-dtype", help=_TRANSIT_HELP),
     path: str = typer.Option("nic", "--path", help="nic | nvlink | pcie"),

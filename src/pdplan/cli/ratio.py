@@ -14,9 +14,11 @@ from rich.table import Table
 from pdplan.cli._common import (
     MEM_FRACTION_HELP,
     emit,
+    kv_dtype_arg,
     kv_table,
     lengths_context_warning,
     num,
+    refuse_empty,
     refuse_ignored,
     shape_warning,
 )
@@ -67,6 +69,7 @@ def _numbers_mode(
 
 def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.catalog.gpus import get_gpu
+    from pdplan.catalog.model_parts import kv_dtype_bytes
     from pdplan.catalog.models import get_model
     from pdplan.perf.prefill_rate import loaded_prefill_fn
     from pdplan.plan.ratio import infeasible_note, ratio_from_model
@@ -75,6 +78,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
 
     spec, gpu, picked = get_model(opts["model"]), get_gpu(opts["gpu"]), []
     opts["kv_dtype"] = opts["kv_dtype"] or spec.serving_kv_dtype  # else DEFAULT_KV_DTYPE
+    kv_dtype_bytes(opts["kv_dtype"])  # a name that is no KV-cache dtype: the KV dtypes listed
     said = shape_warning(spec)
     said += lengths_context_warning(spec, opts["isl"], opts["osl"], lens)
     lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked, said)
@@ -207,7 +211,9 @@ def ratio_cmd(
     kv_dtype: str | None = typer.Option(
         None,
         "--kv-dtype",
-        help=f"KV cache dtype (default: the checkpoint's KV directive, else {DEFAULT_KV_DTYPE})",
+        callback=kv_dtype_arg,
+        help="KV cache dtype: bf16, fp8 (fp8_e4m3 / fp8_e5m2), ... (default or auto: the "
+        f"checkpoint's KV directive, else {DEFAULT_KV_DTYPE})",
     ),
     spec_decode: str | None = typer.Option(
         None, "--spec-decode", help="decode drafts METHOD:K[:ACCEPTANCE], e.g. mtp:3"
@@ -221,6 +227,8 @@ def ratio_cmd(
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
+    refuse_empty({"--model": model, "--gpu": gpu, "--engine": engine, "--kv-dtype": kv_dtype,
+                  "--spec-decode": spec_decode, "--rates": rates})  # fmt: skip
     lens, isl, osl = lengths_and_means(lengths, isl_dist, isl, osl)
     rho = DEFAULT_RHO if rho_opt is None else rho_opt
     if (prefill_tps is None) != (decode_tps is None):

@@ -11,7 +11,14 @@ from pdplan.errors import ConfigError
 from pdplan.perf.spec_decode import parse_spec
 from pdplan.sim import SimConfig, SimResult, simulate
 
-from ._common import MEM_FRACTION_HELP, console, context_warning, warn
+from ._common import (
+    MEM_FRACTION_HELP,
+    console,
+    context_warning,
+    kv_dtype_arg,
+    refuse_empty,
+    warn,
+)
 from ._simulate_checks import (
     check_options,
     check_outputs,
@@ -166,7 +173,11 @@ def register(app: typer.Typer) -> None:
             help="bf16, fp8, fp4 (NVFP4), mxfp4, int4, w4a8 (default: the model's)",
         ),
         kv_dtype: str = typer.Option(
-            None, "--kv-dtype", help="KV cache dtype: bf16, fp8 (default: the checkpoint's)"
+            None,
+            "--kv-dtype",
+            callback=kv_dtype_arg,
+            help="KV cache dtype: bf16, fp8 (fp8_e4m3 / fp8_e5m2), ... (default or auto: the "
+            "checkpoint's)",
         ),
         spec_decode: str = typer.Option(
             None,
@@ -289,5 +300,8 @@ def register(app: typer.Typer) -> None:
             "seed": seed, "placement": placement, "spec_decode": spec_decode,
             "adp_balance": adp_balance, "batch_wait": batch_wait, "mem_fraction": mem_fraction,
         }  # fmt: skip
+        refuse_empty(
+            {"--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype, "--spec-decode": spec_decode}
+        )
         check_options(opts)
         _run(model, gpu, deployment, workload, opts)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pdplan.catalog.gpu_spec import GPUSpec
+from pdplan.catalog.model_parts import kv_dtype_bytes
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.parallel.layout import Layout
 from pdplan.perf import layer_costs as lc
@@ -131,7 +132,7 @@ class CostModel(CostQueries, EngineLimits):
         hbm = gpu.hbm_bytes_per_s
         return lc.Hardware(
             gemm_flops=gemm_flops, moe_flops=moe_flops, attn_flops=gpu.bf16_tflops * k, hbm=hbm,
-            wb=wb, mb=mb, kvb=dtype_bytes(self.kv_dtype), fp8_flops=gpu.tflops("fp8") * k,
+            wb=wb, mb=mb, kvb=kv_dtype_bytes(self.kv_dtype), fp8_flops=gpu.tflops("fp8") * k,
             pad_cap=padding_cap(gemm_flops, pad_bytes(self.weight_dtype, wb), eff.gemm_eta, hbm,
                                 eff.mem_eta),
             moe_pad_cap=padding_cap(moe_flops, pad_bytes(self.moe_dtype, mb), eff.gemm_eta, hbm,

@@ -217,15 +217,17 @@ _KV_CACHE_DTYPES = {
 
 
 def check_kv_cache_dtype(engine: str, kv_dtype: str, gpu_has_fp4: bool) -> None:
-    """Refuse a KV-cache dtype the engine cannot store, or FP4 KV on a GPU without FP4."""
-    key = kv_dtype.strip().lower().replace("nvfp4", "fp4").replace("mxfp4", "fp4")
-    key = {"bfloat16": "bf16", "float16": "fp16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}.get(
-        key, key
-    )
+    """Refuse a name that is no KV-cache dtype (catalog KV_DTYPES), one the engine cannot
+    store, or FP4 KV on a GPU without FP4."""
+    from pdplan.catalog.model_parts import canonical_kv_dtype, kv_dtype_bytes
+
+    kv_dtype_bytes(kv_dtype)  # a ConfigError listing the KV dtypes for any other name
+    key = canonical_kv_dtype(kv_dtype)
     allowed = _KV_CACHE_DTYPES.get(canonical_engine(engine))
     if allowed is not None and key not in allowed:
+        article = "an" if key[:1] in "aefhilmnorsx" else "a"  # as said: an int8, an fp8, a bf16
         raise ConfigError(
-            f"{engine} cannot store a {kv_dtype} KV cache (it takes {', '.join(allowed)})"
+            f"{engine} cannot store {article} {kv_dtype} KV cache (it takes {', '.join(allowed)})"
         )
     if key == "fp4" and not gpu_has_fp4:
         raise ConfigError("an FP4 KV cache needs a GPU with FP4 tensor cores (Blackwell)")

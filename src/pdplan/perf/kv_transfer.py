@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from pdplan.catalog.gpu_spec import GPUSpec
+from pdplan.catalog.model_parts import kv_dtype_bytes
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
@@ -113,7 +114,7 @@ def _check_args(tokens: int, path: str, kv_dtype: str, efficiency: float | None)
         raise ConfigError(f"--tokens={tokens}: need at least 1 token")
     if path not in KV_PATHS:
         raise ConfigError(f"unknown path {path!r}; use one of {', '.join(KV_PATHS)}")
-    dtype_bytes(kv_dtype)  # validates the name
+    kv_dtype_bytes(kv_dtype)  # validates the name: a KV-cache dtype
     eff = KV_PATHS[path]["efficiency"] if efficiency is None else efficiency
     if not 0 < eff <= 1:
         raise ConfigError(f"efficiency={eff} must be in (0, 1]")

@@ -21,6 +21,7 @@ __all__ = [
     "open_binary",
     "open_text",
     "parse_mapping",
+    "time_column_left_out",
 ]
 
 CONTAINERS = ("csv", "jsonl", "parquet")
@@ -226,6 +227,16 @@ def _pick_map(
         "give --format or --map input=COL,output=COL[,time=COL,time_unit=ms]",
         path=path,
     )
+
+
+def time_column_left_out(path: str, container: str, pairs: dict[str, str] | None) -> str | None:
+    """The file's column that format detection reads as the arrival time (a preset's: Azure's
+    TIMESTAMP, Mooncake's timestamp, ...) when a --map without time= left it unread, else None:
+    a trace mapped so replays no timestamps although it has them."""
+    if not pairs or "time" in pairs:
+        return None
+    columns = _columns(path, container, read_head(path))
+    return next((c.time for c in PRESETS.values() if c.time and c.time in columns), None)
 
 
 def _hint(path: str) -> str:

@@ -16,6 +16,7 @@ from pdplan.workload.formats import (
     detect,
     looks_like_prometheus,
     parse_mapping,
+    time_column_left_out,
 )
 from pdplan.workload.jsonl_reader import read_jsonl, read_parquet
 
@@ -84,6 +85,10 @@ def read_workload(
         container, cmap, name = detect(spath, fmt, pairs)
         wl = _BY_CONTAINER[container](spath, cmap, name, skip_bad)
         _note_time_unit(wl, cmap, pairs)
+        if cmap.time is None:  # a --map without time=: the column it left unread, if any
+            left_out = time_column_left_out(spath, container, pairs)
+            if left_out:
+                wl.meta["time_column_left_out"] = left_out
         return wl
     except (EOFError, zlib.error) as exc:
         raise InputError(f"truncated or corrupt compressed data ({exc})", path=spath) from None
