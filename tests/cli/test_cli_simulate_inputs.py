@@ -122,17 +122,36 @@ def test_a_switch_back_is_not_a_no_op(capsys: pytest.CaptureFixture[str]) -> Non
     assert rc == 2 and "decode0 is already a prefill instance at 20 s" in err
 
 
-def test_sample_interval_without_a_timeline_is_refused(
+def test_sample_interval_sets_the_table_and_timeline(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    rc, _, err = _sim(capsys, "tp1", SMALL, "--sample-interval", "5")
-    assert rc == 2 and "--sample-interval" in err and "add --timeline-out FILE" in err
+    # the table's KV used mean / peak comes from the samples too: the option is never ignored
+    rc, out, err = _sim(capsys, "tp1", SMALL, "--sample-interval", "5")
+    assert rc == 0 and "KV used" in out, err
     timeline = tmp_path / "t.csv"
     rc, _, err = _sim(capsys, "tp1", SMALL, "--sample-interval", "5",
                       "--timeline-out", str(timeline))  # fmt: skip
     assert rc == 0 and timeline.is_file(), err
     rc, out, err = _sim(capsys, "tp1", SMALL, "--sample-interval", "5", "--json")
     assert rc == 0 and "max_queue_sampled" in out, err  # --json reports sampled maxima
+
+
+def test_a_short_run_is_sampled_finely_enough_for_its_kv_mean(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # ~1.4 s of 10 requests: at the default 1 s its mean KV rested on 2 samples (one at 0 s,
+    # empty); run again at 1/107 of its length it is the time average of the requests held
+    short, timeline = "poisson:rate=20,n=10,isl=1000,osl=100", tmp_path / "t.csv"
+    rc, out, err = _sim(capsys, "tp1", short, "--json", "--timeline-out", str(timeline))
+    assert rc == 0, err
+    inst = json.loads(out)["instances"][0]
+    assert len(timeline.read_text().splitlines()) > 50
+    # in use: each running sequence holds its prompt and about half its output, ~1,050 tokens
+    held = inst["mean_running"] * (1000 + 100 / 2) / inst["kv_capacity_tokens"]
+    assert inst["mean_kv_used"] == pytest.approx(held, rel=0.2)
+    rc, out, err = _sim(capsys, "tp1", short, "--json", "--sample-interval", "1",
+                        "--timeline-out", str(timeline))  # fmt: skip
+    assert rc == 0 and len(timeline.read_text().splitlines()) <= 4  # as asked: not resampled
 
 
 def test_a_prefix_cache_larger_than_the_kv_pool_is_refused(

@@ -112,11 +112,6 @@ def check_options(o: dict[str, Any]) -> None:
             )
     if o["switch_cost"] is not None and not o["switch"]:
         raise ConfigError("--switch-cost only applies with --switch: drop it or add a switch")
-    if sample_interval is not None and not (o["timeline_out"] or o["as_json"]):
-        raise ConfigError(
-            "--sample-interval sets how often --timeline-out samples the instances (and "
-            "the --json max_queue_sampled): add --timeline-out FILE"
-        )
 
 
 def check_outputs(o: dict[str, Any], workload: str = "") -> None:

@@ -36,6 +36,7 @@ def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -
     rates = _rates(res)
     if rates is not None and rates[1] < OVERLOAD * rates[0]:
         offered, served = rates
+        served_as = "first tokens come at only"  # not completions: a decode-bound run's are fewer
         how = (
             ", so queues grow until arrivals stop "
             f"(TTFT p50 {secs(s['ttft_s']['p50'])}, p99 {secs(s['ttft_s']['p99'])})"
@@ -45,6 +46,7 @@ def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -
         if late is None or late[1] >= COMPLETIONS_BEHIND * late[0]:
             return
         offered, served = _mid_rate(_live_arrivals(res)[1]), s["throughput_rps"]
+        served_as = "are served at only"
         how = (
             f" over the run (and {late[1]:.3g} req/s over the later half of the arrivals), so "
             "the backlog grows in the batch and the queues until arrivals stop "
@@ -52,7 +54,7 @@ def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -
         )
     factor = offered / served if served > 0 else math.inf
     warn(
-        f"overloaded: requests arrive at {offered:.3g} req/s but are served at only "
+        f"overloaded: requests arrive at {offered:.3g} req/s but {served_as} "
         f"{served:.3g} req/s ({100 * served / offered:.0f} %){how}; "
         + (_link_bound(res, s) or _bottleneck(s["instances"], pools, factor))
     )

@@ -10,7 +10,24 @@ from typing import Any
 
 from pdplan.errors import ConfigError, InputError
 
-__all__ = ["ctx_gates", "prefix_caches", "switches"]
+__all__ = ["ctx_gates", "finer_sampling", "prefix_caches", "switches"]
+
+DEFAULT_SAMPLE_S = 1.0  # s, the timeline's sampling period unless --sample-interval says
+MIN_SAMPLES = 20  # a run shorter than this many default periods is sampled more finely
+SAMPLES_OF_SHORT_RUN = 107  # the periods a short run is cut into: a prime, so the period
+# (its length / 107) rarely divides a trace's grid of whole seconds or milliseconds, whose
+# burst instants a sample would otherwise always land on (docs/simulate-outputs.md)
+MIN_SAMPLE_S = 1e-3  # s, sim.checks' floor on the period
+
+
+def finer_sampling(run_s: float, given: float | None) -> float | None:
+    """The period to sample a run of `run_s` seconds again at, or None: when no
+    --sample-interval was given and the run lasted under MIN_SAMPLES default periods, its KV
+    mean / peak (from the samples) rest on a few samples, the first at 0 s with nothing
+    held (a 0.4 s run read 'KV used 0.0 % / 0.0 %'), so it is cut into SAMPLES_OF_SHORT_RUN."""
+    if given is not None or not run_s >= 0 or run_s >= MIN_SAMPLES * DEFAULT_SAMPLE_S:
+        return None
+    return max(MIN_SAMPLE_S, run_s / SAMPLES_OF_SHORT_RUN)
 
 
 _SWITCH_FORM = "use TIME_S:INSTANCE:ROLE, e.g. 600:prefill1:decode"

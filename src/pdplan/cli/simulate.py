@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import typer
@@ -28,7 +28,13 @@ from ._simulate_checks import (
     unreached_switches,
 )
 from ._simulate_report import overload_warning, show, write
-from ._simulate_setup import ctx_gates, prefix_caches, switches
+from ._simulate_setup import (
+    DEFAULT_SAMPLE_S,
+    ctx_gates,
+    finer_sampling,
+    prefix_caches,
+    switches,
+)
 from ._simulate_workload import workload as workload_of
 
 __all__ = ["register"]
@@ -57,6 +63,9 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     locality_note(cluster.instances, o)
     cfg = _config(cluster, wl, o)
     res = _simulate(cfg, wl, arrivals, o["as_json"])
+    finer = finer_sampling(res.duration_s, o["sample_interval"])
+    if finer is not None:  # a short run: again, sampled finely (the same run: deterministic)
+        res = _simulate(replace(cfg, sample_interval_s=finer), wl, arrivals, o["as_json"])
     if res.n_requests == 0:
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
     unreached_switches(o["switch"], cfg.switches, res.columns)
@@ -87,7 +96,7 @@ def _config(cluster: Any, wl: Any, o: dict[str, Any]) -> SimConfig:
         ttft_slo_s=o["slo_ttft"],
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
-        sample_interval_s=o["sample_interval"] or 1.0,
+        sample_interval_s=o["sample_interval"] or DEFAULT_SAMPLE_S,
         switches=switches(o["switch"], cluster.instances),
         switch_cost_s=SWITCH_COST_S if o["switch_cost"] is None else o["switch_cost"],
     )
@@ -255,7 +264,10 @@ def register(app: typer.Typer) -> None:
             help="per-instance queue / batch / KV samples over time, CSV or Parquet",
         ),
         sample_interval: float = typer.Option(
-            None, "--sample-interval", help="--timeline-out sampling period, s (default 1)"
+            None,
+            "--sample-interval",
+            help="period of the instances' timeline samples (--timeline-out, the KV used mean / "
+            "peak), s (default 1; a run under 20 s is run again at 1/107 of its length)",
         ),
         trace_out: str = typer.Option(None, "--chrome-trace", help="Chrome trace JSON file"),
         rate: float = typer.Option(
