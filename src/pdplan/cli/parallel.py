@@ -182,7 +182,9 @@ def parallel_cmd(
 
     spec, g = get_model(model), get_gpu(gpu)
     shape_warning(spec)
-    n = gpus or g.gpus_per_node
+    # without --gpus, a --layout sizes the instance: listing a node's layouts (and the seed
+    # rule for a node) beside another layout's comm table compared different deployments
+    n = gpus or (Layout.parse(layout).gpus if layout else g.gpus_per_node)
     rows, pick = _layout_rows(spec, g, n, context, batch, max_pp)
     past_window = context_warning(spec, context, "--context")
     seed = str(pick.layout) if pick.layout is not None else ""

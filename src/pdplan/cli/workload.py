@@ -89,8 +89,13 @@ def _render_stats(s: dict[str, Any], con: Console) -> None:
         ("source", s["source"]),
         ("format", s["format"]),
         ("requests", _fmt(s["requests"])),
-        ("span", num(s["span_s"]) + " s"),
-        ("mean rate", _fmt(s["mean_rate_rps"], 3) + " req/s"),
+        # a trace without timestamps (vidur / ShareGPT length lists) has no span: num()
+        # takes only numbers, so it would crash on the None that workload_stats reports
+        ("span", "- (no timestamps)" if s["span_s"] is None else num(s["span_s"]) + " s"),
+        (
+            "mean rate",
+            _fmt(s["mean_rate_rps"], 3) + ("" if s["mean_rate_rps"] is None else " req/s"),
+        ),
         ("inter-arrival CV", _fmt(s["interarrival_cv"], 3)),
         ("zero-length input / output", f"{s['zero_input']} / {s['zero_output']}"),
         ("skipped rows", _fmt(s.get("skipped_total", 0))),

@@ -249,7 +249,18 @@ def read_measured(path: str | Path) -> Iterator[MeasuredRow | tuple[int, str]]:
         missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
         if missing:
             raise InputError(f"missing column(s): {', '.join(missing)}", path=str(p), line=1)
-        n_fields = len(reader.fieldnames or [])
+        # a repeated header name: DictReader keeps one value per name, so every row came out
+        # one field short ("expected 35 comma-separated fields, got 34") and which copy would
+        # be read is a guess: name the column instead
+        names = list(reader.fieldnames or [])
+        repeated = sorted({c for c in names if names.count(c) > 1})
+        if repeated:
+            raise InputError(
+                f"column(s) named more than once in the header: {', '.join(repeated)}",
+                path=str(p),
+                line=1,
+            )
+        n_fields = len(names)
         for i, row in enumerate(reader, start=2):
             got = sum(v is not None for k, v in row.items() if k is not None)
             got += len(row.get(None) or ())  # type: ignore[call-overload]
