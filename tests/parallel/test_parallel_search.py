@@ -42,3 +42,13 @@ def test_seed_rule() -> None:
     long = seed_rule(llama70b(), 16, context_len=131072)
     assert long.layout == Layout(tp=8, cp=2, sp=True)
     assert seed_rule(llama70b(), 6).layout == Layout(tp=2, pp=3)
+
+
+def test_seed_rule_inside_one_node_says_so() -> None:
+    # 3 GPUs of an 8-GPU node: no TP of 3 divides 64 heads, so TP=1 and 3 stages, all in the
+    # node (it said "TP=1 fills the node; PP=3 across nodes")
+    pick = seed_rule(llama70b(), 3, gpus_per_node=8)
+    assert pick.layout == Layout(tp=1, pp=3)
+    assert "fills the node" not in pick.reason and "across nodes" not in pick.reason
+    assert "TP=1 (largest TP <= 3 dividing the heads and the 3 GPUs)" in pick.reason
+    assert "PP=3 inside the node" in pick.reason

@@ -285,7 +285,10 @@ def register(app: typer.Typer) -> None:
             help="trace FILE format (default: from its header); see `pdplan workload`",
         ),
         mapping: str = typer.Option(
-            None, "--map", help="trace FILE columns: input=COL,output=COL[,time=COL,time_unit=ms]"
+            None,
+            "--map",
+            help="trace FILE columns: input=COL,output=COL[,time=COL,time_unit=ms] (time_unit: s, "
+            "the default, or ms / us / ns)",
         ),
         skip_bad: bool = typer.Option(
             False,

@@ -33,7 +33,10 @@ _RATE_HELP = (
     "whole periods, points scaled to mean 1 over the trace)"
 )
 _CURVE_HELP = "diurnal:24h[:AMP] or points:0=1,1h=3 (relative rates: 1h=3 is 3x the rate at 0)"
-_MAP_HELP = "generic columns: input=COL,output=COL[,time=COL,time_unit=ms,session=COL,hashes=COL]"
+_MAP_HELP = (
+    "generic columns: input=COL,output=COL[,time=COL,time_unit=ms,session=COL,hashes=COL] "
+    "(time_unit: s, the default, or ms / us / ns)"
+)
 
 
 def _fmt(x: Any, digits: int = 1) -> str:

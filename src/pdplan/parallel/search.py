@@ -166,13 +166,25 @@ def _seed_ep(model: ModelSpec, stage: int) -> int:
     return max(fits)
 
 
+def _tp_step(tp: int, n_gpus: int, per_node: int) -> str:
+    """The seed rule's TP step as it came out: filling the node, or the largest TP that
+    divides the heads and the GPU count when that is less (seed s3 assumes whole nodes)."""
+    if tp == per_node:
+        return f"TP={tp} fills the node (largest TP <= {per_node} dividing the heads)"
+    cap = min(n_gpus, per_node)
+    return f"TP={tp} (largest TP <= {cap} dividing the heads and the {n_gpus} GPUs)"
+
+
 def seed_rule(
     model: ModelSpec, n_gpus: int, gpus_per_node: int = 8, context_len: int | None = None
 ) -> SeedPick:
     """Seed s3: TP fills the node -> PP across nodes -> EP for MoE -> SP/CP for long context."""
     tp = _largest_tp(model, n_gpus, gpus_per_node)
     rest = n_gpus // tp
-    steps = [f"TP={tp} fills the node (largest TP <= {gpus_per_node} dividing the heads)"]
+    steps = [_tp_step(tp, n_gpus, gpus_per_node)]
+    # stages past the first TP group sit in other nodes only when the GPUs outnumber a node
+    # (3 GPUs of an 8-GPU node at TP=1 are 3 stages in one node)
+    where = "across nodes" if n_gpus > gpus_per_node else "inside the node"
     pp, cp, ep, sp = rest, 1, 1, False
     long_ctx = context_len is not None and context_len >= CP_MIN_CONTEXT
     if long_ctx and tp > 1:
@@ -180,9 +192,9 @@ def seed_rule(
         steps.append(f"SP on for {context_len}-token context")
     if long_ctx and pp > 1:
         cp, pp = pp, 1
-        steps.append(f"CP={cp} across nodes instead of PP (context >= {CP_MIN_CONTEXT})")
+        steps.append(f"CP={cp} {where} instead of PP (context >= {CP_MIN_CONTEXT})")
     elif pp > 1:
-        steps.append(f"PP={pp} across nodes")
+        steps.append(f"PP={pp} {where}")
     if pp > model.num_layers:  # after the swap: a long context puts those nodes in CP
         raise ConfigError(f"{n_gpus} GPUs need PP={pp} > {model.num_layers} layers")
     if model.moe is not None:
