@@ -168,7 +168,7 @@ def test_precision_stands_in_for_missing_quant_modes(tmp_path: Path) -> None:
         tmp_path,
         line.format("a", "fp4", "", ""),  # no quant modes: the precision says FP4
         line.format("b", "fp4", "fp8", "fp8"),  # quant modes win over the precision
-        line.format("c", "mixed", "", ""),  # a precision that is no dtype: model default
+        line.format("c", "mixed", "", ""),  # the checkpoint's own mix: the model's default
     )
     rows = [r for r in read_measured(p) if isinstance(r, MeasuredRow)]
     assert [r.weight_dtype for r in rows] == ["fp4", "fp8", None]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,9 @@ LINK_FULL = 0.85  # a KV link's bytes / (bw x run time) at or above this: it is 
 _ROLE_NAMES = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
 
 
-def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -> None:
+def overload_warning(
+    s: dict[str, Any], res: SimResult, pools: Sequence[Pool], default_gpu: str | None = None
+) -> None:
     """Warn when open-loop arrivals outpace what the cluster serves, so that the backlog grows
     until arrivals stop. Two signs: first tokens fall behind arrivals (queues grow: rates of
     the middle 90 % of arrivals and of first tokens, robust to a short run's latency and to
@@ -53,6 +56,7 @@ def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -
             f"(TPOT p50 {secs(s['tpot_s']['p50'])}, E2E p99 {secs(s['e2e_s']['p99'])})"
         )
     factor = offered / served if served > 0 else math.inf
+    pools = _on_their_gpus(pools, default_gpu)
     warn(
         f"overloaded: requests arrive at {offered:.3g} req/s but {served_as} "
         f"{served:.3g} req/s ({100 * served / offered:.0f} %){how}; "
@@ -201,6 +205,15 @@ def _busiest_pool(insts: list[dict[str, Any]], mine: list[Pool], what: str) -> s
         f"{what} pools: {others}): add {what} instances to that pool (e.g. "
         f"{_spelt(p, p.count + 1)} instead of {_spelt(p, p.count)})"
     )
+
+
+def _on_their_gpus(pools: Sequence[Pool], default_gpu: str | None) -> list[Pool]:
+    """Where some pools name their GPU ('2P:tp4+2P:tp4@a100'), the others spelt on the
+    default one too (2P:tp4@h200), so the hint tells the pools apart; else as given."""
+    if default_gpu is None or all(p.gpu is None for p in pools):
+        return list(pools)
+    gpu = default_gpu.strip().lower()
+    return [p if p.gpu else replace(p, gpu=gpu) for p in pools]
 
 
 def _spelt(p: Pool, n: int) -> str:

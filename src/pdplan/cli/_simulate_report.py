@@ -54,11 +54,13 @@ def show(s: dict[str, Any], res: SimResult, deployment: str, as_json: bool) -> N
     emit(s, as_json, render)
 
 
-def overload_warning(s: dict[str, Any], res: SimResult, pools: Sequence[Pool]) -> None:
+def overload_warning(
+    s: dict[str, Any], res: SimResult, pools: Sequence[Pool], default_gpu: str | None = None
+) -> None:
     """Warn when open-loop arrivals outpace the cluster (see cli/_simulate_overload.py)."""
     from ._simulate_overload import overload_warning as check
 
-    check(s, res, pools)
+    check(s, res, pools, default_gpu)
 
 
 def _reasons(reasons: dict[str, int]) -> str:

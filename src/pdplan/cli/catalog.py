@@ -36,7 +36,9 @@ def models_cmd(
             "experts": f"{m.moe.experts_per_token}/{m.moe.num_experts}" if m.moe else "",
             "weight_dtype": m.weight_dtype,
             "expert_weight_dtype": m.moe_weight_dtype or (m.weight_dtype if m.moe else ""),
-            "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
+            # what each token adds while the context is inside every sliding window (every
+            # layer stores it); the same as the long figure for models without windows
+            "kv_bytes_per_token_in_window_bf16": round(m.kv_bytes_per_token("bf16")),
             # what each token adds once the sliding windows are full (only full-attention
             # layers still grow): the figure that sizes long-context KV
             "kv_bytes_per_token_long_bf16": round(m.kv_bytes_per_token("bf16", context=_LONG)),
@@ -77,7 +79,7 @@ _LONG = 10**9  # tokens: a context far past any sliding window (window / context
 
 def _in_window(r: dict[str, Any]) -> str:
     """The in-window KV B/tok where it differs from the long-context figure, else ''."""
-    a, b = r["kv_bytes_per_token_bf16"], r["kv_bytes_per_token_long_bf16"]
+    a, b = r["kv_bytes_per_token_in_window_bf16"], r["kv_bytes_per_token_long_bf16"]
     return f"{a:,.0f}" if abs(a - b) > 0.5 else ""
 
 

@@ -78,7 +78,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     if gates:  # --adp-balance / --batch-wait, per instance they apply to
         s["ctx_gates"] = gates
     if arrivals.mode != "closed":  # a closed loop cannot outrun the cluster: it waits for it
-        overload_warning(s, res, list(cluster.pools))
+        overload_warning(s, res, list(cluster.pools), gpu)
     write(res, o)
     show(s, res, deployment, o["as_json"])
 

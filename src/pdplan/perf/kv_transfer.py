@@ -16,15 +16,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from pdplan.catalog.gpu_spec import GPUSpec
-from pdplan.catalog.model_parts import kv_dtype_bytes
+from pdplan.catalog.model_parts import KV_DTYPES, canonical_kv_dtype, kv_dtype_bytes
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 
 __all__ = [
     "KV_PATHS",
+    "TRANSIT_DTYPES",
     "KVTransfer",
     "SeedKVExample",
+    "check_transit_dtype",
     "kv_shards",
     "kv_transfer",
     "required_gbps",
@@ -121,6 +123,23 @@ def _check_args(tokens: int, path: str, kv_dtype: str, efficiency: float | None)
     return eff
 
 
+# What a KV cache may be sent as: the KV-cache dtypes, plus int4 with one FP16 scale per 128
+# values (DTYPE_BYTES; 4-bit KV as in KIVI, arXiv:2402.02750, and LMCache's compressed
+# transfers). Weight-only formats (int8_wo, w4a8, mxfp4) and fp32 are not KV dtypes.
+TRANSIT_DTYPES: tuple[str, ...] = (*KV_DTYPES, "int4")
+
+
+def check_transit_dtype(dtype: str) -> str:
+    """`dtype` as TRANSIT_DTYPES names it (an engine's alias such as fp8_e4m3 mapped); a
+    ConfigError listing TRANSIT_DTYPES for any other name."""
+    key = canonical_kv_dtype(dtype)
+    if key not in TRANSIT_DTYPES:
+        raise ConfigError(
+            f"unknown transit dtype {dtype!r}; send the KV as one of {', '.join(TRANSIT_DTYPES)}"
+        )
+    return key
+
+
 def kv_transfer(
     model: ModelSpec,
     tokens: int,
@@ -137,7 +156,7 @@ def kv_transfer(
 ) -> KVTransfer:
     """Bytes and time to ship a `tokens`-token prompt's KV cache from prefill to decode."""
     eff = _check_args(tokens, path, kv_dtype, efficiency)
-    transit = transit_dtype or kv_dtype
+    transit = kv_dtype if transit_dtype is None else check_transit_dtype(transit_dtype)
     transit_text = transit_note(kv_dtype, transit)  # refuses an up-cast
     total = model.kv_bytes(tokens, transit)  # window-capped + linear state, from the shape
     state = model.linear_state_bytes()  # fixed per sequence, not per token

@@ -132,24 +132,39 @@ def _concurrency(row: dict[str, str]) -> int | None:
     total = int(m.group(1)) if m else None
     if (row.get("mode") or "").strip() == "agg":
         b = _int(row, "batch_size")
-        if b:
-            return b * (_int(row, "attention_dp_size") or 1)
-        return total
-    if total:
-        return total
-    db = _int(row, "decode_batch_size")
-    return db * (_int(row, "decode_num_workers", 1) or 1) if db else None
+        clients = b * (_int(row, "attention_dp_size") or 1) if b else total
+    elif total:
+        clients = total
+    else:
+        db = _int(row, "decode_batch_size")
+        clients = db * (_int(row, "decode_num_workers", 1) or 1) if db else None
+    if clients is not None and clients > MAX_CLIENTS:
+        raise ValueError(f"{clients:,} concurrent clients is past {MAX_CLIENTS:,}: {_CLIENTS_WHY}")
+    return clients
+
+
+# Most closed-loop clients a row may name, in all: the file's largest is 8,192 (batch_size x
+# attention DP); a million concurrent streams is past any benchmark client's connection pool
+# (vLLM's benchmark_serving.py opens one aiohttp stream per client), so a larger figure is a
+# unit or parsing error (e.g. a token count in batch_size), not a setup to simulate.
+MAX_CLIENTS = 1_000_000
+_CLIENTS_WHY = "a batch size or client count this large is a unit or parsing error"
 
 
 def _weight_dtype(row: dict[str, str]) -> str | None:
     """gemm_quant_mode's dtype; a row that names none still says its precision ("fp4",
-    "bf16"), read when it is a dtype (else the model's default)."""
+    "bf16"), read as a quant mode (blank or "mixed", a checkpoint's own mix of dtypes: the
+    model's default). Any other precision no quant mode answers to is a ValueError: read at
+    the model's default, the row would price another setup than the one measured."""
     if (row.get("gemm_quant_mode") or "").strip():
         return quant_to_dtype(row["gemm_quant_mode"])
-    try:
-        return quant_to_dtype(row.get("precision") or "")
-    except InputError:
+    precision = (row.get("precision") or "").strip()
+    if precision.lower() == "mixed":
         return None
+    try:
+        return quant_to_dtype(precision)
+    except InputError as exc:
+        raise ValueError(f"precision: {exc}") from None
 
 
 def _engine(name: str) -> str:
@@ -234,6 +249,16 @@ def _spec_decode(row: dict[str, str]) -> str:
     return text
 
 
+def _header_hint(names: list[str]) -> str:
+    """Why a header lacks the required columns when it is another delimiter's (a ';' or tab
+    separated export reads as one long column name), else ''."""
+    if len(names) == 1:
+        for sep, said in ((";", "semicolons"), ("\t", "tabs")):
+            if sep in names[0]:
+                return f" (the header is separated by {said}; this reader takes commas)"
+    return ""
+
+
 def read_measured(path: str | Path) -> Iterator[MeasuredRow | tuple[int, str]]:
     """Yield a MeasuredRow per data line, or (line, reason) for a row that cannot be read.
 
@@ -246,9 +271,12 @@ def read_measured(path: str | Path) -> Iterator[MeasuredRow | tuple[int, str]]:
         raise InputError(f"cannot open: {exc.strerror or exc}", path=str(p)) from None
     with fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        # names as written around the commas (" isl" from "id, isl, osl") are the columns
+        reader.fieldnames = [n.strip() for n in reader.fieldnames or []]
+        missing = [c for c in REQUIRED if c not in reader.fieldnames]
         if missing:
-            raise InputError(f"missing column(s): {', '.join(missing)}", path=str(p), line=1)
+            why = _header_hint(reader.fieldnames)
+            raise InputError(f"missing column(s): {', '.join(missing)}{why}", path=str(p), line=1)
         # a repeated header name: DictReader keeps one value per name, so every row came out
         # one field short ("expected 35 comma-separated fields, got 34") and which copy would
         # be read is a guess: name the column instead

@@ -1,0 +1,56 @@
+"""Black-box round 15: --transit-dtype takes KV dtypes (engines' spellings too) and lists
+only those; the overload hint spells a default-GPU pool with its @gpu beside named ones;
+`models --json` names the in-window KV figure for what it is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pdplan.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_transit_dtype_lists_only_what_a_kv_cache_can_be_sent_as(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, _, err = _run(capsys, "kv", "--transit-dtype", "int8_wo")
+    # was "unknown dtype 'int8_wo'; known: bf16, fp16, fp32, fp4, fp8, int4, int8, int8_wo, ..."
+    assert rc != 0
+    said = "unknown transit dtype 'int8_wo'; send the KV as one of bf16, fp16, fp8, int8, fp4, int4"
+    assert said in err
+    assert "w4a8" not in err and "fp32" not in err
+
+
+def test_transit_dtype_takes_an_engines_spelling(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = _run(capsys, "kv", "--transit-dtype", "fp8_e4m3", "--json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["transit_dtype"] == "fp8" and data["bytes"] == 4000 * 163_840
+
+
+def test_the_overload_hint_spells_the_default_gpu_beside_named_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, _, err = _run(
+        capsys, "simulate", "--model", "llama-3.1-8b", "--gpu", "H100", "--json",
+        "--deployment", "1P:tp1@a10+1P:tp1+1D:tp1",
+        "--workload", "poisson:rate=40,n=200,isl=4000,osl=20",
+    )  # fmt: skip
+    # was "the other prefill pools: 1P:tp1 busy 22 %": which GPU, beside 1P:tp1@a10?
+    assert rc == 0 and "the prefill pool 1P:tp1@a10 is saturated" in err
+    assert "the other prefill pools: 1P:tp1@h100 busy" in err
+
+
+def test_models_json_names_the_in_window_kv_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = _run(capsys, "models", "llama-3.1-8b", "--json")
+    row = json.loads(out)["models"][0]
+    # no sliding window: both figures are 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B
+    assert rc == 0 and row["kv_bytes_per_token_in_window_bf16"] == 131_072
+    assert row["kv_bytes_per_token_long_bf16"] == 131_072
