@@ -35,10 +35,37 @@ class BurstMixin:
             if w > 0:
                 put(_pack(lo + st, lo + st, 1, w))
         m = n - first
-        if m > 0:
-            lo2 = lo + slope * first
-            put(_pack(lo2 * e, (lo + slope * (n - 1)) * e, m / e, b))
-            put(_pack(0.0, 0.0, m - m / e, b))
+        if m <= 0:
+            return
+        hi = (lo + slope * (n - 1)) * e
+        owed = self._settle_debt(m)  # fresh joins whose first burst's tokens came together
+        for z, k in (*owed, (0.0, b - sum(k for _, k in owed))):
+            g = m - z  # of the m per-token steps, those whose tokens come as gaps
+            if k > 0 and g > 0:
+                put(_pack((lo + slope * (first + z)) * e, hi, g / e, k))
+                put(_pack(0.0, 0.0, m - g / e, k))
+            elif k > 0:
+                put(_pack(0.0, 0.0, m, k))
+
+    def _settle_debt(self: Instance, m: int) -> list[tuple[float, int]]:
+        """Pay m per-token steps of the fresh joins' debt (FirstTokenMixin._emit_fresh: a
+        join's first token ends a whole step, its min(burst, out) - 1 tokens come with it, no
+        gap). Returns (steps paid, joins) groups; a join gone (finished, preempted) is dropped.
+        Without this a join's tokens got (out - 1) per-token gaps in only (out - burst)
+        per-token steps of time: ITL's mean ran (out - 1) / (out - burst) x TPOT's."""
+        debt, running = self.burst_debt, self.running
+        paid: dict[float, int] = {}
+        for rid, d in list(debt.items()):
+            if rid not in running:
+                del debt[rid]
+                continue
+            z = min(d, float(m))
+            paid[z] = paid.get(z, 0) + 1
+            if d - z <= 1e-9:
+                del debt[rid]
+            else:
+                debt[rid] = d - z
+        return list(paid.items())
 
     def _burst_tokens(self: Instance) -> int:
         """Tokens each decode of a speculative instance gets from a mixed step, priced whole

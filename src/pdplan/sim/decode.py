@@ -219,8 +219,9 @@ class DecodeMixin:
             else:
                 self.itl_put(_pack(lo + st, lo + st, 1, w))
         self.busy_s += t_end - self.tK
-        if self.tracer is not None:
-            self.tracer.append((self.idx, "decode", self.tK, t_end - self.tK, n, b))
+        if self.tracer is not None:  # steps: a speculative one emits `burst` tokens, priced
+            steps = n if self.burst == 1.0 else round(n / self.burst, 3)  # per token (n here)
+            self.tracer.append((self.idx, "decode", self.tK, t_end - self.tK, steps, b))
         self.tK = t_end
         self.K += n
         nb = n * b

@@ -43,7 +43,7 @@ class Instance(
     # make every self.x lookup a slow dict probe; slots keep attribute access specialised
     __slots__ = tuple(
         "B C K _affine _kink _end_pf_cb _kvb _lazy _net_start _pf_cache _plain _special _started "
-        "burst burst_carry "
+        "burst burst_carry burst_debt "
         "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh gate gate_K "
         "gate_ranks gate_tokens heap holds idx "
         "in_run inbox inflight itl_put join_stall jq kv_full kv_used layerwise loop model "
@@ -132,6 +132,8 @@ class Instance(
         # (perf.spec_decode; its steps are priced per token, DecodeMixin._close_burst)
         self.burst = float(getattr(getattr(self.model, "spec", None), "tokens_per_step", 1.0))
         self.burst_carry = 0.0
+        # per fresh join (rid), the per-token steps whose tokens came with its first (BurstMixin)
+        self.burst_debt: dict[int, float] = {}
         self._net_start, self._kvb = sim.net.start, sim.cfg.kv_bytes_fn()  # kv_bytes(tokens), B
 
     # ---- work arriving ---------------------------------------------------------------------

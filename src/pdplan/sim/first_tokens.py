@@ -24,13 +24,17 @@ class FirstTokenMixin:
         back from a preemption gets its next one, one gap from its last token before the
         eviction (recorded once: a re-planned run re-emits it without a second gap). On a
         speculative instance, whose run steps are priced per token (`per_token` s), the first
-        token ends a whole step: the burst's tokens (at most its output) come together."""
+        token ends a whole step: the burst's tokens (at most its output) come together, so
+        their per-token steps are owed as no gaps (burst_debt, BurstMixin._settle_debt)."""
         r, running, evicted = self.sim.req, self.running, self.sim._evicted
         emitted = [rid for rid in self.fresh if rid in running]
         burst = self.burst
         for rid in emitted:
             if r.gen[rid] == 0:
-                r.first[rid] = t1 + per_token * (min(burst, r.out[rid]) - 1.0)
+                with_first = min(burst, r.out[rid]) - 1.0  # per-token steps, tokens
+                r.first[rid] = t1 + per_token * with_first
+                if per_token and with_first > 0:  # their steps are no gaps (BurstMixin)
+                    self.burst_debt[rid] = with_first
             elif rid in evicted:
                 t0 = evicted.pop(rid)
                 self.itl_put(_pack(t1 - t0, t1 - t0, 1, 1))
