@@ -122,19 +122,23 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         self.d_cands = [i for i in ok if i.role == "decode"]
         self.d_cap_min = min((i.cap for i in self.d_cands), default=0)  # tokens (HandoffMixin)
         self._d_fit_all = self.d_cap_min >= self._need_max  # every request fits every one
-        # prompt + output must fit a decode instance's KV (tokens); while none is there or
-        # coming (all switching; requests wait for one), any may become one: take the largest
-        dec = [i.cap for i in self.inst if i.role in ("decode", "agg") or i.next_role == "decode"]
-        self.cap_limit = min(dec) if dec else max(i.cap for i in self.inst)
+        # prompt + output must fit the KV (tokens) of the instance that decodes it. _pair and
+        # the agg router (PrefillRouteMixin._fitting) choose one that holds it, so the limit
+        # is the largest pool: '1D:tp4@a100-40gb+1D:tp4' holds what its larger instance does
+        # (the smallest pool's limit dropped those). One draining to prefill does not count;
+        # while none is there or coming (all switching), any may become one: the largest
+        dec = [i.cap for i in self.inst if _decodes(i)]
+        self.cap_limit = max(dec) if dec else max(i.cap for i in self.inst)
 
     def _too_long(self) -> str:
-        """The drop reason of a request longer than the smallest KV pool it must fit."""
-        small = min(
-            (i for i in self.inst if i.cap == self.cap_limit), key=lambda i: i.idx, default=None
-        )
-        where = f"{small.role} instance {small.spec.name or small.idx}" if small else "instance"
-        where = where.replace("agg instance", "instance")
-        return f"prompt + output exceed the KV capacity of one {where} ({self.cap_limit:,} tokens)"
+        """The drop reason of a request longer than the largest KV pool it could decode in."""
+        dec = [i for i in self.inst if _decodes(i)] or self.inst
+        big = min((i for i in dec if i.cap == self.cap_limit), key=lambda i: i.idx)
+        name, cap = big.spec.name or big.idx, f"{self.cap_limit:,} tokens"
+        role = "" if big.role == "agg" else f"{big.role} "
+        if len({i.cap for i in dec}) > 1:  # pools differ in size: it exceeds every one
+            return f"prompt + output exceed every {role}instance's KV capacity ({name}'s {cap})"
+        return f"prompt + output exceed the KV capacity of one {role}instance {name} ({cap})"
 
     def _issue(self, t: float) -> None:
         """Closed loop: the next request in workload order is sent at t."""
@@ -220,8 +224,9 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         for c in cands:
             if c.outstanding < low:
                 inst, low = c, c.outstanding
-        if i > inst.cap:  # too long for it: the least loaded of those it fits, if any
-            inst = self._fitting(cands, i)
+        need = i + (o if inst.role == "agg" else 0)  # tokens: an agg instance decodes it too
+        if need > inst.cap:  # too long for it: the least loaded of those it fits, if any
+            inst = self._fitting(cands, need)
             if inst is None:
                 return self._drop(rid, "prompt exceeds every prefill instance's KV capacity")
         r.p_inst[rid] = inst.idx
@@ -284,3 +289,10 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         if until != math.inf:
             loop.now = max(loop.now, until)
         self._count(0)
+
+
+def _decodes(inst: Instance) -> bool:
+    """inst decodes requests now or after its pending switch (not one draining to prefill)."""
+    if inst.next_role is not None:
+        return inst.next_role == "decode"
+    return inst.role in ("decode", "agg")

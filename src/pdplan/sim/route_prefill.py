@@ -27,8 +27,9 @@ class PrefillRouteMixin:
             hashes, inst = (), self.router.least(self.p_cands)
         else:
             hashes, inst = (), self.router.choose(self.p_cands)
-        if inp > inst.cap:  # too long for it: the least loaded of those it fits, if any
-            inst = self._fitting(self.p_cands, inp)
+        need = inp + (r.out[rid] if inst.role == "agg" else 0)  # tokens: agg decodes it too
+        if need > inst.cap:  # too long for it: the least loaded of those it fits, if any
+            inst = self._fitting(self.p_cands, need)
             if inst is None:
                 return self._drop(rid, "prompt exceeds every prefill instance's KV capacity")
         r.p_inst[rid] = inst.idx

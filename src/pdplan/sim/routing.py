@@ -25,6 +25,10 @@ class Router:
         self.policy = policy
         self._rr = 0
         self._tie = 0  # where the next least-loaded scan starts
+        # --pairing local: one rotating start per node. The shared _tie would alias: with two
+        # nodes' prefill instances taking turns, node 0's always read it even and node 1's odd,
+        # so each paired with the same one of its node's idle decode instances every time.
+        self._tie_node: dict[int, int] = {}
         self._rng = random.Random(seed)
 
     def least(self, cands: Sequence[Instance]) -> Instance:
@@ -59,9 +63,14 @@ class Router:
         if p == "prefix" and hashes:
             return _affinity(cands, hashes)
         if p == "local" and near is not None:
-            same = [c for c in cands if c.spec.node == near.spec.node]
+            node = near.spec.node
+            same = [c for c in cands if c.spec.node == node]
             if same:
-                return self.least(same)
+                s = self._tie_node.get(node, 0)
+                if s >= len(same):
+                    s = 0
+                self._tie_node[node] = s + 1
+                return least_loaded(same, s)
         return self.least(cands)
 
 
