@@ -96,6 +96,10 @@ def check_options(o: dict[str, Any]) -> None:
     """Refuse option values that are impossible, in the wrong unit, or would be ignored."""
     slo_ttft, slo_tpot, sample_interval = o["slo_ttft"], o["slo_tpot"], o["sample_interval"]
     positive = (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot))
+    duration = o["duration"]
+    if duration is not None and not duration > 0:  # here, not in the simulator: a trace's
+        # replay note ('the first 0 s of t.csv: 0 of its 3 requests') was printed first
+        raise ConfigError(f"--duration must be a positive number of seconds, not {duration}")
     for flag, v in (*positive, ("--sample-interval", sample_interval)):
         if v is not None and not v > 0:
             raise ConfigError(f"{flag}={v} must be a positive number of seconds")

@@ -13,7 +13,7 @@ from pdplan.sim import Arrivals
 
 from ._common import note, warn
 
-__all__ = ["workload"]
+__all__ = ["note_duration_cut", "workload"]
 
 # Keys a synthetic workload spec takes, by kind (aliases: isl = input, osl = output,
 # c = concurrency); lengths are pdplan LengthSpecs ('1024', 'lognormal:mean=800,cv=1.2', ...).
@@ -200,13 +200,17 @@ def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any
             "clients) to replay its lengths",
             path=spec,
         )
-    _note_replay(wl, spec, t.get("fmt"), duration)
+    # the unit came from the file's columns (a preset) unless --format or --map time_unit= set it
+    pairs = wlmod.parse_mapping(t.get("mapping")) or {}  # type: ignore[attr-defined]
+    _note_replay(wl, spec, t.get("fmt") is None and "time_unit" not in pairs, duration)
     return wl, Arrivals("trace", duration_s=duration)
 
 
-def _note_replay(wl: Any, spec: str, fmt: str | None, duration: float | None = None) -> None:
+def _note_replay(wl: Any, spec: str, detected: bool, duration: float | None = None) -> None:
     """Replaying a trace's timestamps: say the span and rate they give, and the unit they were
-    read in when it is not seconds (a seconds column read as ms runs 1,000x fast). With
+    read in when it is not seconds (a seconds column read as ms runs 1,000x fast); when the
+    unit was `detected` from the columns, how to read them as seconds (not when --map gave
+    time_unit=ms: 'from its columns' was wrong there, its '--map time_unit=s' no map). With
     --duration, of the requests it keeps: the whole trace's count and span would claim a
     run the cut never makes (8,819 requests over 3436 s for a 300 s slice)."""
     t = wl.arrival_s
@@ -220,7 +224,7 @@ def _note_replay(wl: Any, spec: str, fmt: str | None, duration: float | None = N
             what = f"the first {duration:g} s of {spec}: {len(t):,} of its {whole:,} requests"
     unit = wl.meta.get("time_unit", "s")
     how = f"; timestamps read in {unit}" if unit != "s" else ""
-    if unit != "s" and fmt is None:
+    if unit != "s" and detected:
         name = wl.meta.get("format")
         how += f" (format {name}, from its columns; if seconds: --format {name} --map time_unit=s)"
     span = float(t[-1] - t[0]) if len(t) else 0.0
@@ -236,3 +240,14 @@ def _note_skipped(meta: dict[str, Any], spec: str) -> None:
     first = (meta.get("skipped_examples") or ["?"])[0]
     rows = "row" if n == 1 else "rows"
     note(f"skipped {n:,} malformed {rows} of {spec} (first: {first})")
+
+
+def note_duration_cut(arrivals: Arrivals, ran: int, total: int) -> None:
+    """Poisson arrivals (a 'poisson:' spec, or a trace at --rate) cut by --duration: say how
+    many of the requests ran (a trace's replay says it before the run; these arrivals are
+    drawn by the simulator, so only the run knows), e.g. 978 of n=4000."""
+    if arrivals.mode == "poisson" and arrivals.duration_s is not None and ran < total:
+        note(
+            f"--duration {arrivals.duration_s:g} s keeps the {ran:,} of the workload's "
+            f"{total:,} requests that arrive before it"
+        )

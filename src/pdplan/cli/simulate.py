@@ -35,6 +35,7 @@ from ._simulate_setup import (
     prefix_caches,
     switches,
 )
+from ._simulate_workload import note_duration_cut
 from ._simulate_workload import workload as workload_of
 
 __all__ = ["register"]
@@ -68,6 +69,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
         res = _simulate(replace(cfg, sample_interval_s=finer), wl, arrivals, o["as_json"])
     if res.n_requests == 0:
         raise ConfigError(f"no request arrived before --duration {o['duration']} s")
+    note_duration_cut(arrivals, res.n_requests, len(wl))
     unreached_switches(o["switch"], cfg.switches, res.columns)
     _context(cluster.model, wl, res.n_requests)
     s = res.summary()

@@ -157,10 +157,15 @@ def inspect(
     """Statistics of a trace: rate, burstiness, length percentiles, prefix reuse, drift."""
     is_url = file.startswith(("http://", "https://"))
     if fmt == "prometheus" or (fmt is None and not mapping and (is_url or _is_prom(file))):
+        given = {"--map": mapping, "--skip-bad": skip_bad, "--window": window}
+        _refuse_for_metrics({**given, "--lru-blocks": lru_blocks, "--plot": plot})
         m = metrics_summary(read_metrics(file))
         emit(m, as_json, lambda con: _render_metrics(m, con))
         return
-    window_s = parse_duration(window) if window else None
+    try:
+        window_s = parse_duration(window) if window else None
+    except InputError as exc:  # 'duration '0' must be positive' did not name the flag
+        raise InputError(f"--window: {exc}") from None
     if plot:  # a bad --plot path is refused before the trace is read
         from pdplan.workload.plot import check_plot_path
 
@@ -173,6 +178,18 @@ def inspect(
         plot_workload(w, plot, window_s)
         s["plot"] = plot
     emit(s, as_json, lambda con: _render_stats(s, con))
+
+
+def _refuse_for_metrics(given: dict[str, object]) -> None:
+    """A metrics scrape has histograms, not rows: the trace options would be ignored (a
+    --plot exited 0 and wrote no image), so the ones given are refused by name."""
+    flags = [flag for flag, value in given.items() if value not in (None, False)]
+    if flags:
+        raise ConfigError(
+            f"{', '.join(flags)} {'applies' if len(flags) == 1 else 'apply'} to a trace file; "
+            "a Prometheus metrics scrape is summarised as its histograms: drop "
+            f"{'it' if len(flags) == 1 else 'them'}"
+        )
 
 
 def _is_prom(path: str) -> bool:

@@ -10,7 +10,14 @@ import pyarrow.compute as pc
 
 from pdplan.workload._build import Builder
 from pdplan.workload.formats import ColumnMap
-from pdplan.workload.values import INT32_MAX, BadValue, parse_length, parse_time_ns
+from pdplan.workload.values import (
+    INT32_MAX,
+    MAX_TIME_S,
+    TIME_TOO_LARGE,
+    BadValue,
+    parse_length,
+    parse_time_ns,
+)
 
 __all__ = ["REASONS", "BatchCols", "add_batch", "batch_columns"]
 
@@ -25,6 +32,7 @@ REASONS = (
     "missing timestamp",
     "bad timestamp",
     "mixed timestamp formats",
+    TIME_TOO_LARGE,
 )
 _CODE = {r: i for i, r in enumerate(REASONS)}
 
@@ -80,7 +88,8 @@ def _times(
         vals, kind = ns.to_numpy(zero_copy_only=False).astype(np.int64), "ns"
     elif pa.types.is_integer(t) or pa.types.is_floating(t):
         f = col.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False) * unit_s
-        _mark(code, ~np.isfinite(f) | (np.abs(f) > 1e12), "bad timestamp")
+        _mark(code, ~np.isfinite(f), "bad timestamp")
+        _mark(code, np.abs(np.nan_to_num(f)) > MAX_TIME_S, TIME_TOO_LARGE)
         vals, kind = np.nan_to_num(f, posinf=0.0, neginf=0.0), "s"
     else:
         return _times_slow(col.to_pylist(), unit_s, code)

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 
 from pdplan.workload.formats import ColumnMap
-from pdplan.workload.values import INT32_MAX
+from pdplan.workload.values import INT32_MAX, MAX_TIME_S
 
 __all__ = ["BLOCK_BYTES", "FastChunk", "FastParser"]
 
@@ -17,7 +17,6 @@ __all__ = ["BLOCK_BYTES", "FastChunk", "FastParser"]
 # 75 MB/s at 1 MiB, 116 MB/s at 16 MiB, 65 MB/s at 64 MiB blocks (this machine, pyarrow 16):
 # 16 MiB is the sweet spot and keeps peak memory at a few blocks.
 BLOCK_BYTES = 16 << 20
-_MAX_TIME_S = 1e12  # same bound as values._finite_seconds (|t| above it is a bad timestamp)
 
 
 @dataclass
@@ -99,7 +98,7 @@ class FastParser:
                 return None
             # numeric timestamp in cmap.time_unit -> seconds, as values.parse_time_ns does
             times = col.to_numpy() * cmap.unit_s
-            if not bool(np.all(np.abs(times) <= _MAX_TIME_S)):  # also rejects NaN / inf
+            if not bool(np.all(np.abs(times) <= MAX_TIME_S)):  # also rejects NaN / inf
                 return None
         if cmap.hashes:
             col = table.column(cmap.hashes).combine_chunks()

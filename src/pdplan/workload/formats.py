@@ -168,17 +168,27 @@ def _columns(path: str, container: str, head: bytes) -> list[str]:
         except Exception as exc:  # pyarrow raises several types for a corrupt footer
             raise InputError(f"not a readable Parquet file: {exc}", path=path) from None
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
     if container == "jsonl":
-        try:
-            rec = json.loads(first)
-        except (ValueError, RecursionError):
-            return []
-        return [str(k) for k in rec] if isinstance(rec, dict) else []
+        return _jsonl_keys(text)
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
     try:
         return [c.strip() for c in next(csv.reader([first]), [])]
     except csv.Error:
         return []
+
+
+def _jsonl_keys(text: str) -> list[str]:
+    """Keys of the first line of the head that is a JSON object. A bad line 1 (a cut or
+    corrupt record) is the reader's to name, or to skip with --skip-bad: taken as the
+    columns it made the whole file 'a file with columns []', even with --format."""
+    for line in filter(str.strip, text.splitlines()):
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict):
+            return [str(k) for k in rec]
+    return []
 
 
 def detect(
@@ -220,7 +230,8 @@ def _pick_map(
     for name, cmap in PRESETS.items():
         if cmap.input in columns and cmap.output in columns:
             return container, cmap.present(columns), name
-    hint = _hint(path)
+    # a Parquet file is binary by design: its columns, not 'not text (binary bytes)', say why
+    hint = "" if container == "parquet" else _hint(path)
     shown = "" if "binary" in hint else f" with columns {columns[:20]}"
     raise InputError(
         f"cannot tell the trace format ({container}{shown}){hint}; "

@@ -83,11 +83,15 @@ def parse_length_spec(text: str | int | LengthSpec) -> LengthSpec:
         raise InputError(f"bad length spec {text!r}: use {_FORMS[kind]}")
     if any(not math.isfinite(x) or x < 0 for x in nums):
         raise InputError(f"bad length spec {text!r}: parameters must be finite numbers >= 0")
+    # token counts (N, LO, HI, MAX) are whole: 'fixed:1.5' was cut to 1 and 'uniform:1.5:3.7'
+    # drew from 1..3, while '1.5' alone is refused; MEAN and SIGMA may be fractional
+    if any(x != int(x) for x in (nums if kind != "lognormal" else nums[2:])):
+        raise InputError(f"bad length spec {text!r}: token counts must be whole numbers")
     if (kind == "fixed" and nums[0] < 1) or (kind == "uniform" and not 1 <= nums[0] <= nums[1]):
         raise InputError(f"bad length spec {text!r}: lengths must be >= 1 (and LO <= HI)")
     if any(x > INT32_MAX for x in (nums if kind != "lognormal" else nums[:1])):
         raise InputError(f"bad length spec {text!r}: lengths must be at most {INT32_MAX:,} tokens")
-    if kind == "lognormal" and (nums[0] < 1 or nums[1] <= 0):
-        raise InputError(f"bad length spec {text!r}: MEAN >= 1 and SIGMA > 0 required")
+    if kind == "lognormal" and (nums[0] < 1 or nums[1] <= 0 or nums[2:3] == [0.0]):
+        raise InputError(f"bad length spec {text!r}: MEAN >= 1, SIGMA > 0 and MAX >= 1 required")
     cap = int(min(nums[2], INT32_MAX)) if len(nums) == 3 else INT32_MAX
-    return LengthSpec(kind, nums[0], nums[1] if len(nums) > 1 else 0.0, max(cap, 1))
+    return LengthSpec(kind, nums[0], nums[1] if len(nums) > 1 else 0.0, cap)

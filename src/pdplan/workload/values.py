@@ -12,6 +12,8 @@ from pdplan.errors import InputError
 
 __all__ = [
     "INT32_MAX",
+    "MAX_TIME_S",
+    "TIME_TOO_LARGE",
     "TIME_UNITS",
     "BadValue",
     "parse_duration",
@@ -25,6 +27,11 @@ INT32_MAX = 2**31 - 1  # lengths are stored as int32 (Workload.input_len / outpu
 
 # seconds per unit of a numeric timestamp column (Mooncake FAST'25 uses ms)
 TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+# |t| above 1e12 s (~31,700 years) is no timestamp in the column's unit: epoch seconds are
+# 1.7e9 today, epoch ms 1.7e12, us 1.7e15, ns 1.7e18, so it is a finer unit read as seconds.
+MAX_TIME_S = 1e12  # s
+TIME_TOO_LARGE = "timestamp over 1e12 s (epoch ms / us / ns? set time_unit)"
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?\s*$")
 _DURATION_S = {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
@@ -115,15 +122,18 @@ def parse_time_ns(value: object, unit_s: float) -> tuple[int | None, float | Non
     if not text:
         raise BadValue("missing timestamp")
     try:
-        return None, _finite_seconds(float(text) * unit_s)
-    except ValueError:
-        pass
-    return _iso_ns(text), None
+        seconds = float(text) * unit_s
+    except ValueError:  # not a number: an ISO datetime or nothing
+        return _iso_ns(text), None
+    # a number past the bound is refused here: numpy would read '1700000000500' as a year
+    return None, _finite_seconds(seconds)
 
 
 def _finite_seconds(seconds: float) -> float:
-    if not math.isfinite(seconds) or abs(seconds) > 1e12:
+    if not math.isfinite(seconds):
         raise BadValue("bad timestamp")
+    if abs(seconds) > MAX_TIME_S:
+        raise BadValue(TIME_TOO_LARGE)
     return seconds
 
 
