@@ -154,7 +154,8 @@ def register(app: typer.Typer) -> None:
         routing: str = typer.Option(
             "least_tokens",
             "--routing",
-            help="round_robin, least_tokens, p2c or prefix (cache affinity; with --prefix-cache)",
+            help="round_robin, least_tokens (fewest prompt (+ output, agg) tokens in flight), "
+            "p2c or prefix (cache affinity; with --prefix-cache)",
         ),
         exact: bool = typer.Option(False, "--exact", help="step every iteration (reference)"),
         seed: int = typer.Option(
@@ -224,7 +225,8 @@ def register(app: typer.Typer) -> None:
         pairing: str = typer.Option(
             "least_tokens",
             "--pairing",
-            help="P -> D pairing: round_robin, least_tokens, p2c (power of two choices) or "
+            help="P -> D pairing: round_robin, least_tokens (the least KV to hold: prompt + "
+            "output tokens of its requests), p2c (power of two choices) or "
             "local (the least-loaded decode instance on the prefill's node, KV over NVLink; "
             "else least_tokens)",
         ),

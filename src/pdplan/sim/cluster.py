@@ -262,7 +262,7 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         self.area += self.nsys * (t - self._last_t)  # Little's law: integral of N(t) dt
         self._last_t = t
         self.nsys -= 1
-        inst.outstanding -= r.out[rid] + (r.inp[rid] if inst.role == "agg" else 0)
+        inst.outstanding -= r.out[rid] + r.inp[rid]  # what routing / pairing added (agg, D)
         if self._times is None:  # the client has the whole response when it has seen the
             # last token, and the first, which ttft_overhead_s delays at the client
             seen = max(now, r.first[rid] + self.cfg.ttft_overhead_s)

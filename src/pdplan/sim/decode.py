@@ -260,7 +260,7 @@ class DecodeMixin:
                 r.finish[rid] = now
                 r.state[rid] = DONE
                 n += 1
-                gone += o
+                gone += o + r.inp[rid]  # its load: prompt + output tokens (Simulator._pair)
             else:
                 sim.on_finish(rid, self, now)
         if n:

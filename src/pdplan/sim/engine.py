@@ -91,7 +91,9 @@ class Instance(
         # the stall then, which passed before its first token and is not in its next gap, s
         self.join_stall: dict[int, float] = {}
         self.swap_s = 0.0  # PCIe swap time not yet paid (PreemptMixin._swap_step), s
-        self.outstanding = 0  # tokens assigned and not yet served (routing signal)
+        # routing signal, tokens: prompt + output of each request an agg / decode instance
+        # holds until it finishes (its KV then), the prompt on a prefill one until prefilled
+        self.outstanding = 0
         self.busy_s = 0.0
         self.draining = False
         self.next_role: str | None = None

@@ -68,7 +68,10 @@ class HandoffMixin:
         else:
             d = self.pairer.choose(cands, near=p)
         r.d_inst[rid] = d.idx
-        d.outstanding += r.out[rid]
+        # its load on d: the KV it will hold at its last token (prompt + output, tokens), as
+        # Dynamo's KV router weighs a decode worker by active blocks; output alone let a long
+        # prompt with a short answer weigh nothing, and KV filled unevenly (preemptions)
+        d.outstanding += r.inp[rid] + r.out[rid]
         d.jq.append(rid)  # Instance.offer, inlined
         d._admit_transfers()
         if d.ready:  # a swapped-out request came back in: it joins at the next boundary
