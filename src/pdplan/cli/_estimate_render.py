@@ -39,7 +39,7 @@ def render(out: dict[str, Any]) -> Any:
             ("KV-limited", str(e["kv_limited"])),
         ]
         if out["mode"] == "disagg":
-            rows.append(("KV transfer", f"{out['kv_transfer_ms']:.1f} ms per request"))
+            rows.append(("KV transfer", _kv_text(out)))
         if out.get("spec_decode"):
             sd = out["spec_decode"]
             rows.insert(4, ("speculative decoding", f"{sd['method']}, {sd['draft_tokens']} "
@@ -66,3 +66,17 @@ def _layout_text(out: dict[str, Any]) -> str:
         f"prefill {out['prefill_layout']} x {out['prefill_workers']}, "
         f"decode {out['decode_layout']} x {out['decode_workers']}"
     )
+
+
+def _kv_text(out: dict[str, Any]) -> str:
+    """The KV transfer per request and the path it takes (plan.kv_route: NVLink when P and D
+    share a node as `simulate` places them, else the NIC; mixed: the mean over P -> D pairs)."""
+    ms, path = out["kv_transfer_ms"], out.get("kv_path", "nic")
+    how = {
+        "nvlink": "over NVLink (P and D on one node)",
+        "nic": "over the NIC (P and D on other nodes)",
+    }
+    text = how.get(
+        path, f"{out.get('kv_nvlink_share', 0.0):.0%} of P -> D pairs over NVLink, the rest NIC"
+    )
+    return f"{ms:.2f} ms per request, {text}"

@@ -18,10 +18,10 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import get_efficiency
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
-from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import plan_memory
 from pdplan.perf.repeats import repeat_spread
+from pdplan.plan.kv_route import kv_route
 from pdplan.plan.row_memory import row_kv_memory
 from pdplan.plan.row_recipe import recipe_text, row_recipe_eff
 from pdplan.plan.row_setup import (
@@ -166,9 +166,8 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate,
             model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, context=ctx,
             mem_fraction=frac, of_free=of_free,
         )  # fmt: skip
-    xfer = kv_transfer(
-        model, row.isl, kv_dtype=kvd, gpu=gpu, path="nic", prefill_layout=pl, decode_layout=dl
-    )
+    # the path `pdplan estimate` takes: NVLink when P and D share a node (plan.kv_route)
+    xfer = kv_route(model, gpu, row.isl, kvd, (pl, dl), (row.prefill_workers, row.decode_workers))
     est = estimate_disagg(
         _cost(row, model, gpu, pl),
         _cost(row, model, gpu, dl),

@@ -11,9 +11,9 @@ from pdplan.parallel.checks import check_layout, require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.estimate import estimate_agg, estimate_disagg
-from pdplan.perf.kv_transfer import kv_transfer
 from pdplan.perf.memory import MemoryPlan, engine_kv_memory, plan_memory
 from pdplan.perf.spec_decode import SpecCostModel, parse_spec
+from pdplan.plan.kv_route import kv_route
 
 __all__ = ["estimate_deployment", "layout_warnings", "valid_layout"]
 
@@ -95,7 +95,8 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
             have_bytes=pmem.kv_bytes,
         )
     dmem = _mem(m, g, dl, dcm, kw, isl + osl)
-    xfer = kv_transfer(m, isl, kv_dtype=kvd, gpu=g, path="nic", prefill_layout=pl, decode_layout=dl)
+    # NVLink when P and D share a node as `simulate` places them, else the NIC (plan.kv_route)
+    xfer = kv_route(m, g, isl, kvd, (pl, dl), (np_, nd))
     est = estimate_disagg(
         pcm,  # with speculation it runs the draft head over the prompt too
         dcm,
@@ -116,6 +117,8 @@ def _disagg(m: ModelSpec, g: GPUSpec, pl: Layout, dl: Layout, kw: dict[str, Any]
         "decode_workers": nd,
         "gpus": pl.gpus * np_ + dl.gpus * nd,
         "kv_transfer_ms": xfer.time_s * 1e3,
+        "kv_path": xfer.path,  # nvlink, nic or mixed (P -> D pairs on one node: the share)
+        "kv_nvlink_share": xfer.nvlink_share,
         "memory": dmem.to_dict(),
         "est": est,
     }
