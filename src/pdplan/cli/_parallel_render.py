@@ -56,7 +56,7 @@ def _comm_table(c: dict[str, Any]) -> Table:
         calls = (
             f"{o['count']}/layer x {o['layers']}"
             if o["scope"] == "layer"
-            else f"{o['count']}/micro-batch"
+            else f"{o['count']}/step"  # a PP send: the step's activations, in m micro-batches
         )
         t.add_row(
             o["name"],

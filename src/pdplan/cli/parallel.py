@@ -48,6 +48,7 @@ def _perf_row(spec: Any, gpu: Any, lay: Any, context: int, batch: int) -> dict[s
 
 def _comm(spec: Any, lay: Any, tokens: int, microbatches: int, node: int) -> dict[str, Any]:
     from pdplan.parallel import comm_table, comm_totals, pp_bubble
+    from pdplan.parallel.comm import stage_layers
 
     ops = comm_table(spec, lay, tokens, gpus_per_node=node)
     return {
@@ -68,14 +69,16 @@ def _comm(spec: Any, lay: Any, tokens: int, microbatches: int, node: int) -> dic
             }
             for o in ops
         ],
-        "totals": comm_totals(ops, tokens, spec.num_layers),
+        # per GPU: per token per layer of the GPU's own pipeline stage
+        "totals": comm_totals(ops, tokens, stage_layers(spec.num_layers, lay.pp)),
         "microbatches": microbatches,
         "pp_bubble": pp_bubble(lay.pp, microbatches),
     }
 
 
-def _no_verdict(rows: list[dict[str, Any]]) -> str:
-    """Why no layout can be ranked: none fits (the least short named), or no cost model."""
+def _no_verdict(rows: list[dict[str, Any]], context: int) -> str:
+    """Why no layout can be ranked: none fits (the least short named), none holds one
+    sequence of `context` tokens in its KV cache (the roomiest named), or no cost model."""
     short = [r for r in rows if r.get("shortfall_gib")]
     if short and len(short) == len(rows):
         least = min(short, key=lambda r: r["shortfall_gib"])
@@ -84,16 +87,28 @@ def _no_verdict(rows: list[dict[str, Any]]) -> str:
             "GiB per GPU, so the seed rule's pick cannot run either (more GPUs, a GPU with "
             "more memory or lower-precision weights)"
         )
+    # weights fit, but KV capacity (tokens per instance) < one --context sequence
+    room = [r for r in rows if r.get("kv_capacity_tokens") and "decode_batch" not in r]
+    if room and len(room) + len(short) == len(rows):
+        most = max(room, key=lambda r: r["kv_capacity_tokens"])
+        cap = most["kv_capacity_tokens"]
+        return (
+            f"no layout holds one {context:,}-token sequence: the most KV room, "
+            f"{most['layout']}'s {cap:,} tokens, is {context - cap:,} tokens short "
+            "(more GPUs, a GPU with more memory or a shorter --context)"
+        )
     return "cost model unavailable or no layout fits: no comparison with the seed rule"
 
 
-def _verdict(rows: list[dict[str, Any]], seed: str, at: str) -> tuple[str | None, str]:
+def _verdict(
+    rows: list[dict[str, Any]], seed: str, at: str, context: int
+) -> tuple[str | None, str]:
     """Best = highest decode tok/s per GPU among fitting layouts whose TP stays in one node
     (TP over PCIe between NVLink pairs is ranked: the cost model prices it); the message
     names that criterion. On a tie the seed pick wins (e.g. tp8-sp vs tp8)."""
     scored = [r for r in rows if "decode_tps_per_gpu" in r and not r["tp_crosses_nodes"]]
     if not scored:
-        return None, _no_verdict(rows)
+        return None, _no_verdict(rows, context)
     best = max(scored, key=lambda r: (r["decode_tps_per_gpu"], r["layout"] == seed))
     b = best["layout"]
     crit = f"the highest decode tok/s per GPU of the fitting layouts with TP inside {at}"
@@ -198,6 +213,7 @@ def parallel_cmd(
         rows,
         seed,
         f"{_tp_scope(g)} (decode batch <= {batch}, {context}-token context)",
+        context,
     )
     data = {
         "model": spec.name,

@@ -6,7 +6,8 @@ Pure byte arithmetic; perf/collectives.py turns message sizes into seconds. Conv
 the gathered tensor, the slice sent): a ring all-reduce then moves 2(n-1)/n * M per GPU, a
 reduce-scatter or all-gather (n-1)/n * M, an all-to-all or p2p M (`wire_bytes_per_call`).
 Totals add wire bytes, so an all-reduce and SP's reduce-scatter + all-gather of the same
-tensor count the same (a ring all-reduce is a reduce-scatter then an all-gather).
+tensor count the same (a ring all-reduce is a reduce-scatter then an all-gather). Under PP a
+GPU runs only its stage's layers, so per-layer ops count the first (largest) stage's layers.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.parallel.layout import Layout
 
-__all__ = ["COLLECTIVES", "CommOp", "comm_table", "comm_totals", "wide_ep"]
+__all__ = ["COLLECTIVES", "CommOp", "comm_table", "comm_totals", "stage_layers", "wide_ep"]
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "p2p", "ring")
 
@@ -61,14 +62,16 @@ class CommOp:
         return self.calls_per_step * self.wire_bytes_per_call
 
 
-def _tp_ops(model: ModelSpec, lay: Layout, t_local: float, ffn_layers: int) -> list[CommOp]:
+def _tp_ops(
+    model: ModelSpec, lay: Layout, t_local: float, ffn_layers: int, stage: range
+) -> list[CommOp]:
     """TP: an all-reduce after attention and after the FFN (Megatron); with SP each becomes a
     reduce-scatter + all-gather of the same tensor (same wire bytes: AR = RS + AG, each
     (n-1)/n x M; see CommOp.wire_bytes_per_call)."""
     if lay.tp == 1:
         return []
     msg = t_local * model.hidden_size  # elements; comm_table multiplies by dtype bytes
-    L = sum(1 for k in model.layer_types if k != "none")  # layers with a token mixer
+    L = sum(1 for i in stage if model.layer_types[i] != "none")  # layers with a token mixer
     if not lay.sp:
         return [
             CommOp("attention out", "all-reduce", "TP", lay.tp, 1, msg, layers=L),
@@ -95,11 +98,11 @@ def wide_ep(lay: Layout, gpus_per_node: int, top_k: int = 1) -> bool:
     return lay.ep > max(1, top_k) and lay.dp > 1 and lay.stage_gpus > gpus_per_node
 
 
-def _moe_ops(model: ModelSpec, lay: Layout, tokens: int, a2a: bool) -> list[CommOp]:
+def _moe_ops(model: ModelSpec, lay: Layout, tokens: int, a2a: bool, stage: range) -> list[CommOp]:
     """Wide-EP all-to-alls (uniform routing), or DP-attention gathers around the FFN."""
     ops: list[CommOp] = []
     moe, h = model.moe, model.hidden_size
-    n_moe = model.num_moe_layers if moe is not None else 0
+    n_moe = sum(model.is_moe_layer(i) for i in stage)  # the stage's routed-expert layers
     if moe is not None and a2a:
         # each EP rank dispatches tokens/ep tokens x top_k copies; under uniform routing a
         # fraction (ep-1)/ep lands on another rank: (T/ep)*k*h*b*(ep-1)/ep bytes per GPU
@@ -110,7 +113,7 @@ def _moe_ops(model: ModelSpec, lay: Layout, tokens: int, a2a: bool) -> list[Comm
     if lay.dp > 1 and moe is not None:
         # DP attention: FFN layers not served by the all-to-all gather the dp groups' hidden
         # states before them and reduce-scatter them after (then all-reduce over TP)
-        ffn = sum(1 for i in range(model.num_layers) if model.ffn_kind(i) != "none")
+        ffn = sum(1 for i in stage if model.ffn_kind(i) != "none")
         gathered = ffn - n_moe if a2a else ffn
         if gathered:
             g = lay.dp
@@ -124,14 +127,14 @@ def _moe_ops(model: ModelSpec, lay: Layout, tokens: int, a2a: bool) -> list[Comm
     return ops
 
 
-def _cp_ops(model: ModelSpec, lay: Layout, tokens: int) -> list[CommOp]:
+def _cp_ops(model: ModelSpec, lay: Layout, tokens: int, stage: range) -> list[CommOp]:
     """CP ring attention: each rank passes its K,V block (T/cp tokens) cp-1 times per layer."""
     if lay.cp == 1:
         return []
     full = model.kv_elems_per_token_layer("full")
     kv_ranks = 1 if model.mla is not None else min(lay.tp, model.num_kv_heads)
     per_gpu_width = full / kv_ranks  # KV elements per token held by one TP rank
-    layers = sum(1 for k in model.layer_types if k not in ("linear", "none"))
+    layers = sum(1 for i in stage if model.layer_types[i] not in ("linear", "none"))
     msg = tokens / (lay.dp * lay.cp) * per_gpu_width
     return [CommOp("K,V block pass", "ring", "CP", lay.cp, lay.cp - 1, msg, layers=layers)]
 
@@ -147,21 +150,31 @@ def comm_table(
     `gpus_per_node` decides whether EP is wide (all-to-all kernels, see wide_ep)."""
     lay = layout
     a2a = model.moe is not None and wide_ep(lay, gpus_per_node, model.moe.experts_per_token)
-    with_ffn = sum(1 for i in range(model.num_layers) if model.ffn_kind(i) != "none")
+    # one GPU runs only its pipeline stage's layers: count those of the first (largest)
+    # stage, ceil(L / pp) layers, the stage perf/weights.py sizes (pp_stage_layers' split)
+    stage = range(stage_layers(model.num_layers, lay.pp))
+    with_ffn = sum(1 for i in stage if model.ffn_kind(i) != "none")
     # the TP all-reduce after the FFN: every FFN layer but the MoE ones an all-to-all serves
-    ffn_tp_layers = with_ffn - (model.num_moe_layers if a2a else 0)
+    ffn_tp_layers = with_ffn - (sum(model.is_moe_layer(i) for i in stage) if a2a else 0)
     t_local = tokens / (lay.dp * lay.cp)  # tokens held by one TP group
-    ops = _tp_ops(model, lay, t_local, ffn_tp_layers)
-    ops += _moe_ops(model, lay, tokens, a2a)
-    ops += _cp_ops(model, lay, tokens)
+    ops = _tp_ops(model, lay, t_local, ffn_tp_layers, stage)
+    ops += _moe_ops(model, lay, tokens, a2a, stage)
+    ops += _cp_ops(model, lay, tokens, stage)
     if lay.pp > 1:
-        # activations tokens*hidden cross each of the pp-1 stage boundaries once per
-        # micro-batch (with Megatron's scatter/gather each TP rank sends 1/TP of it)
+        # a stage's GPU sends the step's activations tokens*hidden across its one outgoing
+        # boundary once per step (in m micro-batches of tokens/m); the pp-1 boundaries are
+        # different GPUs' sends, not one GPU's (with Megatron's scatter/gather each TP rank
+        # sends 1/TP of it)
         act = float(tokens * model.hidden_size)
-        ops.append(CommOp("stage boundary", "p2p", "PP", 2, lay.pp - 1, act, scope="step"))
+        ops.append(CommOp("stage boundary", "p2p", "PP", 2, 1, act, scope="step"))
     # sizes above are in elements; x dtype_bytes gives bytes
     out = [replace(op, bytes_per_call=op.bytes_per_call * dtype_bytes) for op in ops]
     return [op for op in out if op.calls_per_step > 0]
+
+
+def stage_layers(num_layers: int, pp: int) -> int:
+    """Layers on one GPU of the first (largest) pipeline stage: ceil(L / pp)."""
+    return -(-num_layers // max(pp, 1))
 
 
 def comm_totals(ops: list[CommOp], tokens: int, num_layers: int) -> dict[str, float]:

@@ -118,8 +118,10 @@ def ratio_from_numbers(
     n_p = n_d = None
     if qps is not None:
         check_pool(qps, qps * max(pre, dec) / rho, "prefill or decode GPUs")
-        n_p = math.ceil(qps * pre / rho - 1e-9)  # lambda*Tin/(P*rho), whole GPUs
-        n_d = math.ceil(qps * dec / rho - 1e-9)
+        # lambda*Tin/(P*rho) and lambda*Tout/(D*rho), whole GPUs; any positive rate needs
+        # >= 1 GPU in each pool (the 1e-9 slack alone rounded a tiny rate down to 0 GPUs)
+        n_p = max(1, math.ceil(qps * pre / rho - 1e-9))
+        n_d = max(1, math.ceil(qps * dec / rho - 1e-9))
         notes.append(
             f"at {qps:g} QPS and rho={rho:g}: {qps * pre / rho:.2f} -> {n_p} prefill "
             f"GPUs, {qps * dec / rho:.2f} -> {n_d} decode GPUs"
