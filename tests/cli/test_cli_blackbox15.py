@@ -1,10 +1,13 @@
 """Black-box round 15: --transit-dtype takes KV dtypes (engines' spellings too) and lists
 only those; the overload hint spells a default-GPU pool with its @gpu beside named ones;
-`models --json` names the in-window KV figure for what it is."""
+`models --json` names the in-window KV figure for what it is; ratio names --rates in its
+refusal and says when --osl replaces a trace's outputs; kv's seed line names the seed's
+example."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +57,38 @@ def test_models_json_names_the_in_window_kv_figure(capsys: pytest.CaptureFixture
     # no sliding window: both figures are 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B
     assert rc == 0 and row["kv_bytes_per_token_in_window_bf16"] == 131_072
     assert row["kv_bytes_per_token_long_bf16"] == 131_072
+
+
+@pytest.mark.parametrize(
+    ("rates", "said"),
+    [("0,1", "--rates '0,1': 0 is no positive rate (QPS > 0)"),
+     ("1,nan,-2", "--rates '1,nan,-2': nan, -2 are no positive rates (QPS > 0)")],
+)  # fmt: skip
+def test_ratio_names_the_rates_option_and_its_bad_values(
+    capsys: pytest.CaptureFixture[str], rates: str, said: str
+) -> None:
+    rc, _, err = _run(capsys, "ratio", "--rates", rates)
+    assert rc != 0 and said in err  # was "rate 0.0 must be a positive number"
+
+
+def test_ratio_says_when_osl_replaces_a_traces_outputs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n0,1000,300\n1,2000,100\n")
+    rc, out, err = _run(capsys, "ratio", "--lengths", str(trace), "--osl", "50", "--json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["osl"] == 50
+    assert "--osl 50 replaces its output lengths (mean 200)" in data["notes"][0]
+    rc, out, _ = _run(capsys, "ratio", "--lengths", str(trace), "--json")
+    data = json.loads(out)
+    assert data["osl"] == 200 and "replaces" not in data["notes"][0]
+
+
+def test_kv_seed_line_says_it_is_the_seeds_4000_token_example(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, out, _ = _run(capsys, "kv", "--tokens", "1000")
+    # the comparison is the seed's own example, whatever --tokens is
+    assert rc == 0 and "seed s5 says a 4,000-token FP16 prompt is ~600 MB" in out

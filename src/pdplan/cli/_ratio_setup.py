@@ -96,7 +96,9 @@ def lengths_and_means(
     lens = lengths_option(path, isl_dist, isl)
     if lens is None:
         return None, isl, osl
-    lens = lens if osl is None else replace(lens, outputs=None)
+    if osl is not None and lens.output_mean is not None:  # said, not done silently
+        said = f"; --osl {osl:g} replaces its output lengths (mean {lens.output_mean:.4g})"
+        lens = replace(lens, outputs=None, reading=(lens.reading or "") + said)
     return lens, lens.mean, osl if osl is not None else lens.output_mean
 
 

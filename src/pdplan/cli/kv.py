@@ -103,8 +103,8 @@ def _render(c: Console, kv: Any, seed: Any, notes: list[str]) -> None:
         c.print(f"note: {n}", markup=False)
     if seed is not None:
         c.print(
-            f"seed s5 says ~{seed.seed_bytes / 1e6:.0f} MB / ~{seed.seed_ms:.0f} ms over "
-            f"200 Gb/s; the real shape gives {seed.bytes:,.0f} B "
+            f"seed s5 says a 4,000-token FP16 prompt is ~{seed.seed_bytes / 1e6:.0f} MB / "
+            f"~{seed.seed_ms:.0f} ms over 200 Gb/s; the real shape gives {seed.bytes:,.0f} B "
             f"({seed.factor:.1f}x) and {seed.ms:.1f} ms at line rate"
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,14 @@ def _rates(text: str | None) -> list[float] | None:
     try:
         if "" in parts:  # '1,,2' or a trailing comma: a value left out
             raise ValueError
-        return [float(x) for x in parts]
+        rates = [float(x) for x in parts]
     except ValueError:
         raise ConfigError(f"--rates {text!r}: expected numbers like 0.5,1,10") from None
+    bad = [x for x in parts if not (float(x) > 0 and math.isfinite(float(x)))]
+    if bad:  # named here, with the option: the sweep's own check says only "rate 0.0"
+        said = "is no positive rate" if len(bad) == 1 else "are no positive rates"
+        raise ConfigError(f"--rates {text!r}: {', '.join(bad)} {said} (QPS > 0)")
+    return rates
 
 
 def _numbers_mode(

@@ -118,7 +118,7 @@ def _render_stats(s: dict[str, Any], con: Console) -> None:
     if "windows" in s:
         con.print(_windows_table(s))
     for reason, n in (s.get("skipped") or {}).items():
-        con.print(f"skipped {n} rows: {reason}", style="yellow")
+        con.print(f"skipped {n} row{'' if n == 1 else 's'}: {reason}", style="yellow")
     for ex in s.get("skipped_examples") or []:
         con.print(f"  e.g. {ex}")
     for msg in s.get("warnings") or []:
