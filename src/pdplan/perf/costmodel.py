@@ -88,7 +88,9 @@ class CostModel(CostQueries, EngineLimits):
         self._links = lc.Links.for_gpu(gpu, self.eff, domain)
         self._classes = lc.layer_classes(model)
         self._hw = self._hardware()
-        self._decode_cache: dict[int, tuple[float, float]] = {}
+        # decode_affine's fits, keyed (batch, side): side 0 one fit over all contexts, 1 / 2
+        # below / at-or-above a DSA kink (the secant and the lower side differ there)
+        self._decode_cache: dict[tuple[int, int], tuple[float, float]] = {}
         self._token_cache: dict[int, tuple[float, float, float]] = {}
         self._lm_cache: dict[int, float] = {}
         # the LM head: BF16 weights (2 B / element) at the BF16 rate
@@ -182,7 +184,10 @@ class CostModel(CostQueries, EngineLimits):
         ctx = batch * decode_kink; `ctx` picks the side (None: one secant over both)."""
         kink = self.decode_kink
         upper = bool(kink and ctx is not None and ctx >= batch * kink)
-        key = -batch if upper else batch
+        # the secant (ctx None) and the lower side are different fits: keyed apart, or the
+        # sim's probe decode_affine(1) (sim/checks.py) made every b=1 run below the kink
+        # read the secant slope (4x too flat for DeepSeek-V3.2 at TP8)
+        key = (batch, (2 if upper else 1) if kink and ctx is not None else 0)
         hit = self._decode_cache.get(key)
         if hit is not None:
             return hit
