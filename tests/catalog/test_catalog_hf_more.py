@@ -13,7 +13,7 @@ from pdplan.catalog.hf_config import _Reader, load_config_dict
 from pdplan.catalog.hf_load import text_config
 from pdplan.catalog.hf_more import MORE_READERS, decilm_ffn_width
 from pdplan.catalog.model_spec import ModelSpec
-from pdplan.errors import ConfigError
+from pdplan.errors import ConfigError, InputError
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO.parent / "shared" / "data" / "reference" / "hf_configs"
@@ -208,3 +208,14 @@ def test_nemotron_super_49b_against_card() -> None:
 
 def test_more_readers_keys() -> None:
     assert set(MORE_READERS) == {"kimi_linear", "nemotron-nas"}
+
+
+@pytest.mark.parametrize("window", ["abc", 1.5, -64, True])
+def test_decilm_window_that_is_no_whole_number_is_named(window: object) -> None:
+    # 'abc' raised a bare ValueError from int(); 1.5 was cut to a 1-token window
+    blocks = [
+        {"attention": {"n_heads_in_group": 2, "window_length": window}, "ffn": {"ffn_mult": 1.0}},
+        *TINY_DECI["block_configs"][1:],
+    ]
+    with pytest.raises(InputError, match=r"block_configs\[0\].attention.window_length must be"):
+        _read({**TINY_DECI, "block_configs": blocks})

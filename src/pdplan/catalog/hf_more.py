@@ -172,7 +172,10 @@ def _decilm_attn(
         raise InputError(p, path=r.where)
     if heads % int(group):
         raise r.fail(f"block_configs[{i}].attention: n_heads_in_group {group} must divide {heads}")
-    window = int(a["window_length"]) if a.get("window_length") else None
+    window = a.get("window_length") or None  # tokens; null / 0: full attention
+    if p := whole_number_problem(f"block_configs[{i}].attention.window_length", window or 1):
+        raise InputError(p, path=r.where)  # 'abc' raised a bare ValueError, 1.5 was cut to 1
+    window = int(window) if window else None
     # GQA: num_key_value_heads = num_attention_heads // n_heads_in_group (DeciLMAttention)
     return ("sliding" if window else "full"), heads // int(group), window
 
