@@ -10,7 +10,17 @@ from pdplan.cli._common import emit
 from pdplan.cli._paths import check_output
 from pdplan.errors import ConfigError, InputError
 
-__all__ = ["register"]
+__all__ = ["ROWS_HELP", "register"]
+
+# The --rows columns (plan.accuracy.prediction_record) and their units.
+ROWS_HELP = (
+    "also write every predicted row to CSV, columns: id, backend, version, model, system, mode, "
+    "layout (prefill|decode when disagg), isl / osl (tokens), concurrency (clients of one "
+    "instance), spec_decode (METHOD:K:ACCEPTANCE as predicted) and spec_decode_from (column or "
+    "recipe), recipe (launch settings), measured_ / predicted_ ttft_ms and tpot_ms (ms; TPOT "
+    "empty for OSL 1), ttft_ape / tpot_ape (absolute error, % of measured), kv_use (clients x "
+    "(ISL + OSL) / KV tokens held; > 1: KV-bound)"
+)
 
 
 def accuracy_cmd(
@@ -29,9 +39,7 @@ def accuracy_cmd(
         "(lengths uniform in [0.8 L, L], 10 requests per client: InferenceMAX's sweeps) or "
         "'auto' (random for rows whose source names an InferenceMAX run, else fixed)",
     ),
-    rows_out: str | None = typer.Option(
-        None, "--rows", help="also write every predicted row (measured, predicted, errors) to CSV"
-    ),
+    rows_out: str | None = typer.Option(None, "--rows", help=ROWS_HELP),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Median and p90 absolute percentage error of TTFT and TPOT, grouped by system/model/engine."""
@@ -52,9 +60,20 @@ def accuracy_cmd(
 
     emit(rep, as_json, lambda con: _render(rep, con))
     if rep["predicted"] == 0:  # every row skipped: the reasons are above, the run failed
-        n = rep["skipped"]
-        what = "the only row could not" if n == 1 else f"none of the {n} rows could"
-        raise InputError(f"{what} be predicted (reasons above)", path=measured)
+        raise InputError(_none_predicted(rep, mode), path=measured)
+
+
+def _none_predicted(rep: dict, mode: str | None) -> str:
+    """Why the run failed when no row was predicted; rows --mode left out are not "the only
+    row" (an unreadable line beside disagg rows under --mode agg said so)."""
+    n, left = rep["skipped"], rep["left_out_by_mode"]
+    if left:
+        return (
+            f"no row could be predicted: {n} skipped (reasons above), {left} not {mode} "
+            f"left out by --mode {mode}"
+        )
+    what = "the only row could not" if n == 1 else f"none of the {n} rows could"
+    return f"{what} be predicted (reasons above)"
 
 
 def _check_options(mode: str | None, simulate: bool, client: str | None) -> str:
@@ -124,7 +143,11 @@ def _render(rep: dict, con: Any) -> None:
         con.print(t)
         if "repeats" in sec:
             con.print(_repeats_line(sec["repeats"]))
-    con.print(f"predicted {rep['predicted']} rows, skipped {rep['skipped']}")
+    left = rep["left_out_by_mode"]  # so the counts add up to the file's data lines
+    con.print(
+        f"predicted {rep['predicted']} rows, skipped {rep['skipped']}"
+        + (f", left out {left} of the other mode (--mode)" if left else "")
+    )
     for s in rep["skipped_reasons"]:
         con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
     for s in rep.get("shape_by_name", ()):  # fine-tunes read as their base preset's shape

@@ -203,6 +203,14 @@ def _tpot(row: dict[str, str], osl: int) -> float:
     return _ms(row, "silicon_tpot_ms")
 
 
+def _text(row: dict[str, str], key: str) -> str:
+    """A required text column, stripped; blank: a ValueError naming it (read on, a blank
+    model_path was looked up as a config.json folder '' and a blank system as GPU '')."""
+    if not (v := (row.get(key) or "").strip()):
+        raise ValueError(f"{key} is empty")
+    return v
+
+
 def _parse(row: dict[str, str], line: int) -> MeasuredRow:
     ttft = _ms(row, "silicon_ttft_ms")
     mode = row["mode"].strip().lower()
@@ -216,10 +224,10 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
     return MeasuredRow(
         line=line,
         row_id=row.get("id", "") or f"line{line}",
-        backend=_engine(row["backend"]),
+        backend=_engine(_text(row, "backend")),
         version=(row.get("backend_version") or "").strip(),
-        model_path=row["model_path"].strip(),
-        system=row["system"].strip(),
+        model_path=_text(row, "model_path"),
+        system=_text(row, "system"),
         mode=mode,
         isl=isl,
         osl=osl,

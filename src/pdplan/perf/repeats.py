@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 import numpy as np
 
@@ -17,10 +17,19 @@ __all__ = ["repeat_spread", "setup_key"]
 SAME_VALUE_RTOL = 1e-3
 
 
-def setup_key(row: MeasuredRow, with_version: bool = False) -> tuple[Hashable, ...]:
+# How a row decodes as its predictor reads it ('mtp:3:0.7', 'none', ''): a caller that infers
+# speculative decoding beyond the spec_decode column (plan.row_spec's known MTP recipes) passes
+# its reading, so a recipe's MTP run and a plain run of one layout are two setups, not repeats.
+Decoding = Callable[[MeasuredRow], str]
+
+
+def setup_key(
+    row: MeasuredRow, with_version: bool = False, decoding: Decoding | None = None
+) -> tuple[Hashable, ...]:
     """What a predictor is told about a row: mode, engine, model, GPU, lengths, clients,
-    layouts, worker counts, dtypes and speculative decoding (the engine version only when
-    `with_version`). Where and when it was measured (the source note) is not part of it."""
+    layouts, worker counts, dtypes and speculative decoding (`decoding(row)`, else the row's
+    spec_decode column; the engine version only when `with_version`). Where and when it was
+    measured (the source note) is not part of it."""
     return (
         row.mode,
         row.backend,
@@ -36,7 +45,7 @@ def setup_key(row: MeasuredRow, with_version: bool = False) -> tuple[Hashable, .
         row.decode_workers,
         row.weight_dtype,
         row.moe_dtype,
-        row.spec_decode,
+        decoding(row) if decoding else row.spec_decode,
     ) + ((row.version,) if with_version else ())
 
 
@@ -72,15 +81,17 @@ def _stats(apes: list[float]) -> dict[str, float | int]:
     return {"n": int(a.size), "median": float(np.median(a)), "p90": float(np.percentile(a, 90))}
 
 
-def repeat_spread(rows: Iterable[MeasuredRow], with_version: bool = False) -> dict[str, object]:
-    """Setups measured more than once (setup_key; copies of one measurement count once) and
-    how far each of their measurements lies from the setup's own geometric mean: n / median /
-    p90 absolute % error for TTFT and TPOT. The mean is fitted to the very values it is
-    scored on, so no predictor that sees only the setup can do better on these rows: the
-    figures are a floor (run-to-run noise, and engine versions unless `with_version`)."""
+def repeat_spread(
+    rows: Iterable[MeasuredRow], with_version: bool = False, decoding: Decoding | None = None
+) -> dict[str, object]:
+    """Setups measured more than once (setup_key with `decoding`; copies of one measurement
+    count once) and how far each of their measurements lies from the setup's own geometric
+    mean: n / median / p90 absolute % error for TTFT and TPOT. The mean is fitted to the very
+    values it is scored on, so no predictor that sees only the setup can do better on these
+    rows: the figures are a floor (run-to-run noise, and engine versions unless `with_version`)."""
     groups: dict[tuple[Hashable, ...], list[tuple[float, float]]] = defaultdict(list)
     for r in rows:
-        groups[setup_key(r, with_version)].append((r.ttft_ms, r.tpot_ms))
+        groups[setup_key(r, with_version, decoding)].append((r.ttft_ms, r.tpot_ms))
     ttft: list[float] = []
     tpot: list[float] = []
     setups = 0

@@ -238,6 +238,7 @@ def run_accuracy(
     preds: list[Prediction] = [] if collect is None else collect
     skipped: dict[str, int] = defaultdict(int)
     examples: dict[str, str] = {}
+    left_out = 0  # readable rows of the other mode (`mode`): neither predicted nor skipped
     for item in rows if rows is not None else read_measured(path):
         if isinstance(item, tuple):
             reason = f"unreadable row: {item[1]}"
@@ -245,6 +246,7 @@ def run_accuracy(
             examples.setdefault(reason, f"line {item[0]}")
             continue
         if mode and item.mode != mode:
+            left_out += 1
             continue
         try:
             preds.append(predictor(item))
@@ -255,6 +257,7 @@ def run_accuracy(
             skipped[reason] += 1
             examples.setdefault(reason, f"{item.row_id} ({msg})" if reason != msg else item.row_id)
     report: dict = {"file": path, "predicted": len(preds), "skipped": sum(skipped.values())}
+    report["left_out_by_mode"] = left_out  # predicted + skipped + left out: every data line
     for m in ("agg", "disagg"):
         sub = [p for p in preds if p.row.mode == m]
         if sub:
@@ -266,8 +269,9 @@ def run_accuracy(
                 # rows predicted as speculative (their column, or a known MTP recipe) apart
                 "by_decoding": summarize(sub, lambda r: _spec_text(r) or "plain"),
                 # the file's own noise floor: its repeated setups against their own means (the
-                # predicted rows: a skipped row's setup is not fully known, e.g. no worker counts)
-                "repeats": repeat_spread(p.row for p in sub),
+                # predicted rows: a skipped row's setup is not fully known, e.g. no worker counts;
+                # keyed by the decoding predicted: a recipe's MTP run is not a plain run's repeat)
+                "repeats": repeat_spread((p.row for p in sub), decoding=_spec_text),
             }
     report["skipped_reasons"] = [
         {"reason": r, "rows": n, "example": examples[r]} for r, n in sorted(skipped.items())
