@@ -80,7 +80,7 @@ def test_rows_left_out_by_mode_are_counted(
     assert (rep["predicted"], rep["skipped"], rep["left_out_by_mode"]) == (1, 0, 2)
     assert main(["accuracy", "--measured", str(f), "--mode", "agg"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "predicted 1 rows, skipped 0, left out 2 of the other mode (--mode)" in out
+    assert "predicted 1 row, skipped 0, left out 2 of the other mode (--mode)" in out
 
 
 def test_an_unreadable_line_beside_other_mode_rows_is_not_the_only_row(

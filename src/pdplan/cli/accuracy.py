@@ -145,7 +145,8 @@ def _render(rep: dict, con: Any) -> None:
             con.print(_repeats_line(sec["repeats"]))
     left = rep["left_out_by_mode"]  # so the counts add up to the file's data lines
     con.print(
-        f"predicted {rep['predicted']} rows, skipped {rep['skipped']}"
+        f"predicted {rep['predicted']} row{'' if rep['predicted'] == 1 else 's'}, "
+        f"skipped {rep['skipped']}"
         + (f", left out {left} of the other mode (--mode)" if left else "")
     )
     for s in rep["skipped_reasons"]:

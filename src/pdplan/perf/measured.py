@@ -219,7 +219,7 @@ def _parse(row: dict[str, str], line: int) -> MeasuredRow:
         raise ValueError(f"mode {row['mode']!r} is not agg or disagg")
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if not isl or not osl:
-        raise ValueError("isl and osl must be positive integers")
+        raise ValueError(f"isl={isl} and osl={osl}: both must be positive integers")
     tpot = _tpot(row, osl)
     return MeasuredRow(
         line=line,
