@@ -10,7 +10,13 @@ __all__ = ["PrefixCache"]
 
 class PrefixCache:
     """Blocks are identified by the workload's hash ids; a prompt hits the longest run of its
-    leading blocks that are cached (block-granular prefix caching, as vLLM / SGLang do)."""
+    leading blocks that are cached (block-granular prefix caching, as vLLM / SGLang do).
+
+    A prompt's blocks are refreshed tail first, so its head ends up most recent and eviction
+    takes a prefix's tail blocks before its head: vLLM V1 frees a request's blocks in reverse
+    order, tail first, to its LRU free queue (SingleTypeKVCacheManager.free), and SGLang's
+    radix cache evicts leaves. Evicting the head first would leave the rest unreachable (a
+    hit needs the leading blocks) yet still filling the capacity."""
 
     def __init__(self, capacity_blocks: int) -> None:
         self.capacity = capacity_blocks
@@ -36,7 +42,7 @@ class PrefixCache:
         n = self.match(hashes)
         self.lookups += 1
         self.hits += n
-        for h in hashes[:n]:
+        for h in reversed(hashes[:n]):  # tail first: the head stays most recent
             self._lru.move_to_end(h)
         return n
 
@@ -48,7 +54,7 @@ class PrefixCache:
     def insert(self, hashes: Sequence[int]) -> None:
         """Cache all blocks of a prefilled prompt, evicting least-recently-used blocks."""
         lru = self._lru
-        for h in hashes:
+        for h in reversed(hashes):  # tail first: the head is evicted last (class docstring)
             if h in lru:
                 lru.move_to_end(h)
             else:
