@@ -92,3 +92,18 @@ def test_kv_seed_line_says_it_is_the_seeds_4000_token_example(
     rc, out, _ = _run(capsys, "kv", "--tokens", "1000")
     # the comparison is the seed's own example, whatever --tokens is
     assert rc == 0 and "seed s5 says a 4,000-token FP16 prompt is ~600 MB" in out
+
+
+def test_a_vllm_budget_under_its_running_sequences_is_refused_as_vllm_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h100", "--deployment", "tp1",
+            "--workload", "poisson:rate=2,n=20,isl=1000,osl=50", "--json", "--chunk", "512"]  # fmt: skip
+    # vLLM's SchedulerConfig refuses max_num_batched_tokens < max_num_seqs (1024 on H100);
+    # simulated, every step's budget went to the running decodes and new prompts starved
+    rc, _, err = _run(capsys, *base)
+    assert rc != 0 and "--chunk 512 is under the 1024 running sequences vLLM allows" in err
+    rc, _, err = _run(capsys, *base, "--max-batch", "512")
+    assert rc == 0, err
+    rc, _, err = _run(capsys, *base, "--engine", "sglang")  # SGLang caps prefill steps only
+    assert rc == 0, err

@@ -13,7 +13,7 @@ from pdplan.errors import ConfigError
 from pdplan.parallel import require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
-from pdplan.perf.efficiency import Efficiency, get_efficiency, vendor_caveat
+from pdplan.perf.efficiency import Efficiency, canonical_engine, get_efficiency, vendor_caveat
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.memory import engine_kv_memory, engine_reserves_output_kv, plan_memory
 from pdplan.perf.spec_decode import SpecCostModel, SpecDecode, parse_spec
@@ -103,6 +103,7 @@ def build_cluster(
             f"--gpu {gpu} is not used: every pool names its own GPU "
             f"({', '.join(sorted({str(p.gpu) for p in pools}))})"
         ] = None
+    _check_vllm_budget(engine, chunk, max_batch or eff.max_seqs)
     make = partial(_make, m, hw, engine, weight_dtype, kv_dtype, warned, spec, mem_fraction)
     kw: dict[str, Any] = {}
     if chunk and eff.chunked:
@@ -123,6 +124,20 @@ def build_cluster(
         **kw,
     )
     return Cluster(instances, pools, m, eff, kv_dtype, tuple(warned))
+
+
+def _check_vllm_budget(engine: str, chunk: int | None, max_seqs: int) -> None:
+    """vLLM refuses to start with a token budget under its running-sequence cap (SchedulerConfig
+    _verify_args: "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs
+    (...)": each running sequence needs one token a step), so such a launch is refused here too
+    rather than simulated with decodes that fill every step's budget and starve new prompts.
+    max_seqs: --max-batch, else the engine's per-rank default (vLLM's 256 / 1024)."""
+    if chunk and canonical_engine(engine) == "vllm" and chunk < max_seqs:
+        raise ConfigError(
+            f"--chunk {chunk} is under the {max_seqs} running sequences vLLM allows (--max-batch "
+            "or its max_num_seqs default); vLLM refuses max_num_batched_tokens < max_num_seqs: "
+            f"raise --chunk to >= {max_seqs} or set --max-batch <= {chunk}"
+        )
 
 
 def simulate_deployment(
