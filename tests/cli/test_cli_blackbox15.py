@@ -98,7 +98,8 @@ def test_a_vllm_budget_under_its_running_sequences_is_refused_as_vllm_does(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     base = ["simulate", "--model", "llama-3.1-8b", "--gpu", "h100", "--deployment", "tp1",
-            "--workload", "poisson:rate=2,n=20,isl=1000,osl=50", "--json", "--chunk", "512"]  # fmt: skip
+            "--workload", "poisson:rate=2,n=20,isl=1000,osl=50", "--json",
+            "--chunk", "512"]  # fmt: skip
     # vLLM's SchedulerConfig refuses max_num_batched_tokens < max_num_seqs (1024 on H100);
     # simulated, every step's budget went to the running decodes and new prompts starved
     rc, _, err = _run(capsys, *base)
