@@ -15,6 +15,7 @@ __all__ = [
     "MIN_SAMPLE_INTERVAL_S",
     "check_instance",
     "check_numbers",
+    "check_policy_interval",
     "check_role_switch",
     "check_run",
     "check_switch",
@@ -154,14 +155,23 @@ def check_numbers(cfg: SimConfig) -> None:
         raise ConfigError("switches must be a tuple of RoleSwitch")
     pol = cfg.policy
     if pol is not None:
-        interval = getattr(pol, "interval_s", None)
-        if not (_is_real(interval) and MIN_SAMPLE_INTERVAL_S <= interval < math.inf):
-            raise ConfigError(
-                f"the switch policy's interval_s={interval!r} must be a number of seconds "
-                f">= {MIN_SAMPLE_INTERVAL_S:g} (engines step every >= ~1 ms)"
-            )
+        check_policy_interval(pol)
         if not callable(getattr(pol, "decide", None)):
             raise ConfigError("the switch policy needs a decide(now_s, view) method")
+
+
+def check_policy_interval(pol: Any, when: str = "") -> float:
+    """The switch policy's interval_s, s: a finite number >= MIN_SAMPLE_INTERVAL_S. Checked
+    when the config is built and again at every tick (`when` says so), as a policy may change
+    it: 0 would tick forever at one instant, a negative, NaN or non-number one would fail
+    deep in the event loop."""
+    interval = getattr(pol, "interval_s", None)
+    if not (_is_real(interval) and MIN_SAMPLE_INTERVAL_S <= interval < math.inf):
+        raise ConfigError(
+            f"the switch policy's interval_s={interval!r}{when} must be a number of seconds "
+            f">= {MIN_SAMPLE_INTERVAL_S:g} (engines step every >= ~1 ms)"
+        )
+    return float(interval)
 
 
 # SimConfig fields that are finite numbers >= 0 (s, s/token, B, steps)

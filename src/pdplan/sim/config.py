@@ -115,8 +115,26 @@ class RoleSwitch:
 class SwitchPolicy(Protocol):
     """Decides role switches at intervals (the planner's dynamic mode supplies one).
 
-    decide(now_s, view) gets a list of per-instance dicts (role, queued_tokens, running,
-    waiting, outstanding_tokens) and returns switches to start now."""
+    decide(now_s, view) is called at interval_s, then every interval_s (read again at each
+    tick; it must stay >= 1 ms) while requests are left. `view` has one dict per instance,
+    in instance order, counted as the timeline counts (SimResult.timeline_table; in exact
+    mode its `running` has the requests whose KV has arrived only from the next step):
+    role (its current role; it changes when a switch completes), waiting (requests queued
+    there: prompts not yet started, and on a decode instance those waiting for a slot),
+    running (its batch, with the requests whose KV has arrived; on a prefill instance the
+    prompts being prefilled), queued_tokens (prompt tokens still to prefill there),
+    outstanding_tokens (its routing load: prompt + output of what a decode instance holds,
+    the prompts not yet prefilled on a prefill one), draining (1 while it drains or is
+    offline for a switch, else 0). Requests parked or unrouted while a role is missing are
+    in no instance's counts.
+    It returns a list of RoleSwitch (or None) to start now (their time_s is not used).
+    A bad instance index or role is a ConfigError, a failing decide() a SimulationError
+    (a pdplan error it raises, e.g. from RoleSwitch, passes through as it is).
+    Asking for the role an instance has (not mid-switch), or for the one it is switching to,
+    does nothing; another asked for mid-switch (its current role too) runs after that switch
+    (SwitchingMixin). A policy may leave no prefill or no decode instance for
+    a while (requests wait); if nothing is in flight and it changes nothing for
+    switching.MAX_FROZEN ticks, the run ends with those requests unfinished."""
 
     interval_s: float
 

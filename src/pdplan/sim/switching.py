@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pdplan.errors import ConfigError, PdplanError
-from pdplan.sim.checks import check_switch
+from pdplan.sim.checks import check_policy_interval, check_switch
 from pdplan.sim.config import RoleSwitch
 from pdplan.sim.kernel import PRIO_CONTROL, SimulationError
 
@@ -89,18 +89,7 @@ class SwitchingMixin:
     def _policy_tick(self: Simulator, _: object) -> None:
         pol = self.cfg.policy
         assert pol is not None
-        view = [
-            {
-                "role": i.role,
-                "queued_tokens": sum(self.req.todo[x] for x in i.pq),
-                "waiting": len(i.pq) + len(i.inbox) + len(i.jq),
-                "running": i.B,
-                "outstanding_tokens": i.outstanding,
-                "draining": int(i.draining or i.offline),
-            }
-            for i in self.inst
-        ]
-        decided = self._decide_switches(view)
+        decided = self._decide_switches([self._view(i) for i in self.inst])
         before = self._switch_state()
         for sw in decided:
             self._begin_switch(sw)
@@ -111,9 +100,26 @@ class SwitchingMixin:
         # are reported unfinished) rather than ticking forever
         self._frozen_ticks = 0 if acted or not self._frozen() else self._frozen_ticks + 1
         if self.finished + self.dropped < self.n_issued_max and self._frozen_ticks < MAX_FROZEN:
-            self.loop.schedule(
-                self.loop.now + pol.interval_s, PRIO_CONTROL, self._policy_tick, None
-            )
+            dt = check_policy_interval(pol, f" (changed by the policy at {self.loop.now:g} s)")
+            self.loop.schedule(self.loop.now + dt, PRIO_CONTROL, self._policy_tick, None)
+
+    def _view(self: Simulator, i: Instance) -> dict[str, float | int | str]:
+        """What the policy sees of instance i (SwitchPolicy's keys), counted as the timeline
+        counts (SampleMixin.sample): a prompt being prefilled is running on a prefill
+        instance, not waiting (it was counted waiting, and running was 0 there). running adds
+        `ready`, the requests whose KV has arrived and join the batch at the next step
+        boundary: the event-skipping mode joins them at once (LazyJoinMixin.deliver), exact
+        mode at the boundary, so B alone read one higher in one mode than the other (the
+        exact-mode timeline still counts B alone)."""
+        pf = i.prefilling
+        return {
+            "role": i.role,
+            "queued_tokens": sum(self.req.todo[x] for x in i.pq),  # prompt tokens to prefill
+            "waiting": max(0, len(i.pq) - pf) + len(i.inbox) + len(i.jq),
+            "running": i.B + len(i.ready) + (pf if i.role == "prefill" else 0),
+            "outstanding_tokens": i.outstanding,
+            "draining": int(i.draining or i.offline),
+        }
 
     def _decide_switches(self: Simulator, view: list[dict[str, float | int | str]]) -> list:
         """The policy's switches for now, checked: a list of RoleSwitch (None: none)."""
