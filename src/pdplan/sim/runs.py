@@ -14,7 +14,11 @@ __all__ = ["RUN_PACK", "RUN_PACK2", "RunLog", "weighted_quantiles"]
 RUN_PACK = struct.Struct("=4f").pack  # (lo, hi, n, w) -> 16 bytes, as array("f") holds them
 RUN_PACK2 = struct.Struct("=8f").pack  # two runs' records in one call (the same 32 bytes)
 
-_CHUNK = 1 << 20  # runs per pass when building the quantile histogram (bounds temporaries)
+# runs per pass when building the quantile histogram: a pass holds the four float64 columns
+# and ~10 more arrays of that length in _accumulate, ~100 B a run, so 2^18 runs keep it near
+# 25 MiB (2^20 made the summary's ~100 MiB transient the peak RSS of a 1M-request run:
+# 481 against 376 MiB, benchmarks/bench_sim.py --mem-n 1000000)
+_CHUNK = 1 << 18
 _REL_BIN = 1e-4  # histogram bin width relative to its value (quantiles within 0.01 %)
 _MAX_BINS = 400_000
 
