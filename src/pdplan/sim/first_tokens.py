@@ -21,7 +21,7 @@ class FirstTokenMixin:
 
     def _emit_fresh(self: Instance, t1: float, per_token: float = 0.0) -> int:
         """Fresh joins get their first token at t1 (end of the run's first step); a request
-        back from a preemption gets its next one, one gap from its last token before the
+        back from a swap-out gets its next one, one gap from its last token before the
         eviction (recorded once: a re-planned run re-emits it without a second gap). On a
         speculative instance, whose run steps are priced per token (`per_token` s), the first
         token ends a whole step: the burst's tokens (at most its output) come together, so

@@ -75,7 +75,7 @@ class LazyJoinMixin:
             self.running[rid] = None
             self.B += 1
             self.C += ctx
-            if g == 0 or rid in self.sim._evicted:  # no token yet, or back from preemption
+            if g == 0 or rid in self.sim._evicted:  # no token yet, or back from a swap-out
                 self.fresh.append(rid)
             elif self.stall:
                 self.join_stall[rid] = self.stall

@@ -6,11 +6,14 @@ from heapq import heapify, heappush
 from typing import TYPE_CHECKING
 
 from pdplan.sim.kernel import PRIO_BOUNDARY
+from pdplan.sim.runs import RUN_PACK
 
 if TYPE_CHECKING:
     from pdplan.sim.engine import Instance
 
 __all__ = ["PreemptMixin"]
+
+_pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
 
 
 class PreemptMixin:
@@ -94,14 +97,47 @@ class PreemptMixin:
             self.swapped.add(rid)
             self.jq.appendleft(rid)
         else:  # recompute: its prompt + generated tokens are prefilled again here
-            r.todo[rid] = used
-            r.pdone[rid] = 0
-            # first of the waiting prompts, behind the ones already being prefilled: those hold
-            # their KV and run on (vLLM schedules its running partial prefills before the
-            # waiting queue, at whose head a preempted request goes back); ahead of them a
-            # victim that does not fit would stall the instance for good
-            pq, started = self.pq, self._started
-            i = 0
-            while i < len(pq) and pq[i] in started:
-                i += 1
-            pq.insert(i, rid)
+            self._queue_recompute(rid, used)
+
+    def _queue_recompute(self: Instance, rid: int, used: int) -> None:
+        """Queue the victim's recompute: its `used` KV tokens and its last sampled token, whose
+        KV no step has written yet, i.e. prompt + every output token so far. vLLM V1 sets
+        num_computed_tokens = 0 (Scheduler._preempt_request), so it schedules num_tokens =
+        prompt + output tokens, and the step that computes the last of them samples the next
+        token (PrefillMixin._finish_chunks -> _recomputed); SGLang re-prefills a retracted
+        request's origin_input_ids + output_ids alike. With a prefix cache it looks up its
+        prompt's leading blocks like a new request (vLLM get_computed_blocks runs for a waiting
+        request with no computed tokens; SGLang matches its radix tree; looked up now, as a
+        new request is at routing). Its output tokens have no hashes in the workload: only
+        prompt blocks can hit, and r.hit keeps the first prefill's hit."""
+        r, sim = self.sim.req, self.sim
+        hit = 0  # tokens
+        if self.cache is not None and sim._hashes and self.role != "decode":
+            blocks = self.cache.lookup(sim.wl.hashes(rid).tolist())  # (decode caches are empty)
+            hit = min(blocks * sim.wl.block_tokens, r.inp[rid])  # < need: one to compute
+        # tokens; below cap only where a disaggregated request fills its decode pool exactly
+        # (its ledger holds inp + gen KV tokens, one more than an agg one's): that recompute
+        # yields its last token, and with the admission's next-token slot it would never fit
+        need = used + 1 if used + 2 <= self.cap else used
+        r.todo[rid] = need - hit
+        r.pdone[rid] = hit
+        # first of the waiting prompts, behind the ones already being prefilled: those hold
+        # their KV and run on (vLLM schedules its running partial prefills before the
+        # waiting queue, at whose head a preempted request goes back); ahead of them a
+        # victim that does not fit would stall the instance for good
+        pq, started = self.pq, self._started
+        i = 0
+        while i < len(pq) and pq[i] in started:
+            i += 1
+        pq.insert(i, rid)
+
+    def _recomputed(self: Instance, rid: int, now: float) -> None:
+        """A recompute's last chunk ended at `now`: it samples the request's next token (vLLM V1
+        and SGLang sample at the end of any prefill that reaches the last known token). Its
+        gap runs from its last token before the (first) eviction; it is back in a batch now."""
+        sim = self.sim
+        sim.req.gen[rid] += 1
+        t0 = sim._evicted.pop(rid)
+        self.itl_put(_pack(now - t0, now - t0, 1, 1))
+        out = sim._out_of_batch  # eviction -> back in the batch, s (api._time_averages)
+        out[rid] = out.get(rid, 0.0) + max(0.0, now - t0)

@@ -156,7 +156,9 @@ class PrefillMixin:
                 r.first[rid] = now
                 if sim._evicted:  # its next gap runs from this token, not the eviction
                     sim._evicted.pop(rid, None)
-            if gen[rid] >= r.out[rid]:  # done at its prefill (a one-token output)
+            else:  # a recompute after a token (only those come here with one): it samples
+                self._recomputed(rid, now)  # the next (PreemptMixin._queue_recompute)
+            if gen[rid] >= r.out[rid]:  # done at its prefill (one token out, or a recompute's last)
                 self.kv_used -= done
                 if self.kv_full >= 0:  # its reservation (kv_reserve_output) is free again
                     self.kv_full -= r.inp[rid] + r.out[rid]
