@@ -13,6 +13,9 @@ from pdplan.errors import PdplanError
 
 __all__ = ["app", "main"]
 
+# exit status of a run stopped by Ctrl-C (SIGINT): 128 + 2, the shells' convention
+INTERRUPTED = 130
+
 app = typer.Typer(
     name="pdplan",
     help="Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio.",
@@ -85,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app; every error becomes one line on stderr, exit != 0."""
     try:
         rc = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
+        if rc == INTERRUPTED:  # typer turns Ctrl-C into a silent Exit(130); say it
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        print("interrupted (Ctrl-C): stopped before the end", file=sys.stderr)
+        return INTERRUPTED
     except PdplanError as exc:
         if os.environ.get("PDPLAN_DEBUG"):  # where the input was refused, then the one line
             traceback.print_exc(file=sys.stderr)
@@ -92,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except typer.Abort:
         print("aborted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         return int(code or 0)

@@ -17,6 +17,7 @@ __all__ = [
     "console",
     "context_warning",
     "emit",
+    "err_console",
     "kv_dtype_arg",
     "kv_table",
     "lengths_context_warning",

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pdplan.errors import ConfigError, InputError
 
-__all__ = ["check_output"]
+__all__ = ["check_output", "replaced_on_success"]
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -48,3 +51,24 @@ def check_output(path: str, flag: str, inputs: dict[str, str] | None = None) -> 
             out.unlink()
         except OSError:
             pass
+
+
+@contextmanager
+def replaced_on_success(path: str) -> Iterator[str]:
+    """Yield a temporary name beside `path` to write to; it becomes `path` (os.replace, one
+    atomic rename) only when the block ends without an exception. An interrupt (Ctrl-C) or a
+    failed write mid-file removes it, so no truncated file is left under `path` looking
+    complete; a file already there stays as it was. A link is followed (its target replaced,
+    its mode kept); a path that is not a regular file (/dev/stdout, a FIFO) is written as is."""
+    real = Path(os.path.realpath(path))
+    if real.exists() and not real.is_file():
+        yield path
+        return
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.part")
+    try:
+        yield str(tmp)
+        if real.exists():  # a new file's mode is open()'s, as writing `path` would give
+            shutil.copymode(real, tmp)
+        os.replace(tmp, real)
+    finally:
+        tmp.unlink(missing_ok=True)

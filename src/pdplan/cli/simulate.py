@@ -13,8 +13,8 @@ from pdplan.sim import SimConfig, SimResult, simulate
 
 from ._common import (
     MEM_FRACTION_HELP,
-    console,
     context_warning,
+    err_console,
     kv_dtype_arg,
     refuse_empty,
     warn,
@@ -105,9 +105,13 @@ def _config(cluster: Any, wl: Any, o: dict[str, Any]) -> SimConfig:
 
 
 def _simulate(cfg: SimConfig, wl: Any, arrivals: Any, quiet: bool) -> SimResult:
+    """Run with a progress bar on stderr, erased when done; none with --json or when stderr
+    is not a terminal (on stdout, a piped run's table began with the bar's stray blank
+    line, and `> out.txt` hid the bar from the terminal)."""
     from rich.progress import Progress
 
-    with Progress(console=console, transient=True, disable=quiet) as bar:
+    off = quiet or not err_console.is_terminal
+    with Progress(console=err_console, transient=True, disable=off) as bar:
         task = bar.add_task("simulating", total=len(wl))
         return simulate(cfg, wl, arrivals, progress=lambda d, t: bar.update(task, completed=d))
 

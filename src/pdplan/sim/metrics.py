@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -240,6 +241,23 @@ class SimResult:
         """Chrome trace-event JSON (chrome://tracing, Perfetto): one track (thread) per
         instance, named as in the summary, with its prefill / decode / swap steps; role
         switches are instant events on the switching instance's track."""
+        ev = self._chrome_meta()
+        for idx, kind, t, d, n, b in self.trace_events or []:
+            args = {"tokens_or_steps": n, "batch": b}
+            ev.append({"name": kind, "ph": "X", "pid": 0, "tid": idx, "ts": t * 1e6,
+                       "dur": d * 1e6, "args": args})  # fmt: skip
+        ev += self._chrome_switches()
+        return {"traceEvents": ev, "displayTimeUnit": "ms"}
+
+    def chrome_trace_json(self) -> Iterator[str]:
+        """json.dumps(self.chrome_trace()) as text chunks, streamed (sim/chrome.py): for
+        writing a large run's trace without its events as dicts in memory."""
+        from pdplan.sim.chrome import trace_json
+
+        return trace_json(self._chrome_meta(), self.trace_events or [], self._chrome_switches())
+
+    def _chrome_meta(self) -> list[dict[str, Any]]:
+        """The trace's metadata events: the process's name, each instance's track."""
         ev: list[dict[str, Any]] = [
             {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "pdplan simulate"}}
         ]
@@ -247,15 +265,14 @@ class SimResult:
             track = {"ph": "M", "pid": 0, "tid": i["index"]}
             ev.append({"name": "thread_name", **track, "args": {"name": str(i["name"])}})
             ev.append({"name": "thread_sort_index", **track, "args": {"sort_index": i["index"]}})
-        for idx, kind, t, d, n, b in self.trace_events or []:
-            args = {"tokens_or_steps": n, "batch": b}
-            ev.append({"name": kind, "ph": "X", "pid": 0, "tid": idx, "ts": t * 1e6,
-                       "dur": d * 1e6, "args": args})  # fmt: skip
-        ev += [
+        return ev
+
+    def _chrome_switches(self) -> list[dict[str, Any]]:
+        """Role switches as instant events on the switching instance's track."""
+        return [
             {"name": f"becomes {role}", "ph": "i", "s": "t", "pid": 0, "tid": idx, "ts": t * 1e6}
             for t, idx, role in self.switches
         ]
-        return {"traceEvents": ev, "displayTimeUnit": "ms"}
 
 
 # request_table's columns from SimResult.columns, in file order (slot_wait after xfer_start)
