@@ -108,3 +108,16 @@ def test_a_vllm_budget_under_its_running_sequences_is_refused_as_vllm_does(
     assert rc == 0, err
     rc, _, err = _run(capsys, *base, "--engine", "sglang")  # SGLang caps prefill steps only
     assert rc == 0, err
+
+
+def test_the_overload_rate_says_it_leaves_the_dropped_requests_out(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rc, out, err = _run(
+        capsys, "simulate", "--model", "llama-3.1-8b", "--gpu", "a10", "--deployment", "tp1",
+        "--workload", "poisson:rate=20,n=400,isl=lognormal:8000:1.0,osl=200", "--json",
+    )  # fmt: skip
+    dropped = json.loads(out)["dropped"]
+    # was "requests arrive at 18 req/s" of a poisson:rate=20 workload, without saying why
+    assert rc == 0 and dropped > 0
+    assert f"overloaded: the requests not dropped ({dropped:,} were) arrive at" in err

@@ -58,10 +58,17 @@ def overload_warning(
     factor = offered / served if served > 0 else math.inf
     pools = _on_their_gpus(pools, default_gpu)
     warn(
-        f"overloaded: requests arrive at {offered:.3g} req/s but {served_as} "
+        f"overloaded: {_who(res)} arrive at {offered:.3g} req/s but {served_as} "
         f"{served:.3g} req/s ({100 * served / offered:.0f} %){how}; "
         + (_link_bound(res, s) or _bottleneck(s["instances"], pools, factor))
     )
+
+
+def _who(res: SimResult) -> str:
+    """Whose arrivals the rates count: the dropped requests never load the cluster, so where
+    some were dropped the rates are of the others, and the warning says so."""
+    dropped = int(np.sum(res.columns["state"] == DROPPED))
+    return f"the requests not dropped ({dropped:,} were)" if dropped else "requests"
 
 
 def _live_arrivals(res: SimResult) -> tuple[np.ndarray, np.ndarray]:
