@@ -125,7 +125,9 @@ class SwitchPolicy(Protocol):
     prompts being prefilled), queued_tokens (prompt tokens still to prefill there),
     outstanding_tokens (its routing load: prompt + output of what a decode instance holds,
     the prompts not yet prefilled on a prefill one), draining (1 while it drains or is
-    offline for a switch, else 0). Requests parked or unrouted while a role is missing are
+    offline for a switch, else 0), next_role (the role a pending switch goes to, '' for
+    none), kv_used_tokens / kv_capacity_tokens (its KV pool in use, as the timeline's
+    kv_tokens, and its size, tokens). Requests parked or unrouted while a role is missing are
     in no instance's counts.
     It returns a list of RoleSwitch (or None) to start now (their time_s is not used).
     A bad instance index or role is a ConfigError, a failing decide() a SimulationError

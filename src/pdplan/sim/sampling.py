@@ -33,10 +33,16 @@ class SampleMixin:
         grown by B a step for the steps done by now (steps_within)."""
         pf, b = self.prefilling, self.B
         run = b + (pf if self.role == "prefill" else 0)
-        kv = self.kv_used
-        if self.in_run and self.busy and b and now > self.tK:
-            c = self.run_c
-            kv += b * min(self.run_n, steps_within(now - self.tK, self.run_a, c * b, c * self.C))
+        kv = self.kv_now(now)
         state = 4 if self.offline else 3 if self.draining else _ROLE_CODE[self.role]
         queued = max(0, len(self.pq) - pf) + len(self.jq) + len(self.inbox)  # inbox: not polled
         self.samples.frombytes(_SAMPLE_PACK(now, queued, run, kv, state))
+
+    def kv_now(self: Instance, now: float) -> int:
+        """KV tokens in use at `now`: kv_used, plus inside a decode run the B tokens a step
+        of the steps done by now (steps_within; the run accounts them only at its end)."""
+        kv, b = self.kv_used, self.B
+        if self.in_run and self.busy and b and now > self.tK:
+            c = self.run_c
+            kv += b * min(self.run_n, steps_within(now - self.tK, self.run_a, c * b, c * self.C))
+        return kv

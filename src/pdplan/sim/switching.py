@@ -119,6 +119,9 @@ class SwitchingMixin:
             "running": i.B + len(i.ready) + (pf if i.role == "prefill" else 0),
             "outstanding_tokens": i.outstanding,
             "draining": int(i.draining or i.offline),
+            "next_role": i.next_role or "",  # the role a pending switch goes to, '' for none
+            "kv_used_tokens": i.kv_now(self.loop.now),  # KV in use, tokens (timeline's kv)
+            "kv_capacity_tokens": i.cap,
         }
 
     def _decide_switches(self: Simulator, view: list[dict[str, float | int | str]]) -> list:
