@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,6 +54,20 @@ def check_output(path: str, flag: str, inputs: dict[str, str] | None = None) -> 
             pass
 
 
+def _names_a_descriptor(path: str) -> bool:
+    """`path` is, or links to, an open descriptor's name (/dev/stdout, /dev/fd/N,
+    /proc/self/fd/N): a pipe there resolves to no file, and renaming over the file a shell
+    redirected it to would detach the descriptor, so such a name is written as is."""
+    p = os.path.abspath(path)
+    for _ in range(40):  # a link chain; 40 is the kernel's own limit
+        if re.fullmatch(r"/proc/[^/]+/fd|/dev/fd", os.path.realpath(os.path.dirname(p))):
+            return True
+        if not os.path.islink(p):
+            return False
+        p = os.path.join(os.path.dirname(p), os.readlink(p))
+    return False
+
+
 @contextmanager
 def replaced_on_success(path: str) -> Iterator[str]:
     """Yield a temporary name beside `path` to write to; it becomes `path` (os.replace, one
@@ -61,7 +76,7 @@ def replaced_on_success(path: str) -> Iterator[str]:
     complete; a file already there stays as it was. A link is followed (its target replaced,
     its mode kept); a path that is not a regular file (/dev/stdout, a FIFO) is written as is."""
     real = Path(os.path.realpath(path))
-    if real.exists() and not real.is_file():
+    if _names_a_descriptor(path) or (real.exists() and not real.is_file()):
         yield path
         return
     tmp = real.with_name(f".{real.name}.{os.getpid()}.part")

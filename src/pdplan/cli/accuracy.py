@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from pdplan.cli._common import emit
-from pdplan.cli._paths import check_output
+from pdplan.cli._paths import check_output, replaced_on_success
 from pdplan.errors import ConfigError, InputError
 
 __all__ = ["ROWS_HELP", "register"]
@@ -181,8 +181,8 @@ def _write_rows(path: str, preds: list) -> None:
     from pdplan.plan.accuracy import prediction_record
 
     records = [prediction_record(p) for p in preds]
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+    try:  # complete or not at all: a temporary file renamed to `path` once written
+        with replaced_on_success(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=list(records[0]) if records else ["id"])
             w.writeheader()
             w.writerows(records)

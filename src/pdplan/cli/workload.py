@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pdplan.cli._common import emit, kv_table, num
-from pdplan.cli._paths import check_output
+from pdplan.cli._paths import check_output, replaced_on_success
 from pdplan.errors import ConfigError, InputError
 from pdplan.workload import (
     metrics_summary,
@@ -170,14 +170,39 @@ def inspect(
         from pdplan.workload.plot import check_plot_path
 
         check_plot_path(plot)
+        check_output(plot, "--plot", {"FILE": file})
     w = read_workload(file, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
     s = workload_stats(w, window_s=window_s, lru_blocks=lru_blocks)
     if plot:
-        from pdplan.workload.plot import plot_workload
-
-        plot_workload(w, plot, window_s)
+        _write_plot(w, plot, window_s)
         s["plot"] = plot
     emit(s, as_json, lambda con: _render_stats(s, con))
+
+
+def _write_plot(w: Any, path: str, window_s: float | None) -> None:
+    """The --plot image, complete or not at all (replaced_on_success). A .pgf is written in
+    place: its raster panels go to PNG files beside it, named after it and referenced by name
+    from it, so a temporary name would name them too."""
+    from pdplan.workload.plot import plot_workload
+
+    if path.lower().endswith(".pgf"):
+        plot_workload(w, path, window_s)
+        return
+    try:
+        with replaced_on_success(path) as tmp:
+            plot_workload(w, path, window_s, to=tmp)
+    except OSError as exc:  # the rename itself failed
+        raise InputError(f"cannot write --plot: {exc.strerror or exc}", path=path) from None
+
+
+def _write_trace(w: Any, path: str) -> str:
+    """write_workload(w, path) through a temporary file renamed to `path` once complete, so a
+    Ctrl-C or failed write leaves no truncated trace under `path`; returns the format."""
+    try:
+        with replaced_on_success(path) as tmp:
+            return write_workload(w, path, to=tmp)
+    except OSError as exc:  # the rename itself failed (write errors are InputError already)
+        raise InputError(f"cannot write: {exc.strerror or exc}", path=path) from None
 
 
 def _refuse_for_metrics(given: dict[str, object]) -> None:
@@ -240,7 +265,7 @@ def synth(
         rate_curve=curve,
         seed=seed,
     )
-    kind = write_workload(w, out)
+    kind = _write_trace(w, out)
     s = workload_stats(w)
     s.pop("joint_histogram")
     s["written"] = {"path": out, "format": kind, "requests": len(w)}
@@ -261,7 +286,7 @@ def convert(
     output_format(dst)  # refused before the (maybe large) trace is read
     check_output(dst, "DST", {"SRC": src})
     w = read_workload(src, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
-    kind = write_workload(w, dst)
+    kind = _write_trace(w, dst)
     notes = w.meta.get("warnings")
     res = {
         "source": src,

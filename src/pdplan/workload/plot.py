@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -41,9 +42,28 @@ def check_plot_path(path: str | os.PathLike[str]) -> str:
     return ext
 
 
-def plot_workload(w: Workload, path: str | os.PathLike[str], window_s: float | None = None) -> None:
+def _save(fig: Any, path: str, to: str | os.PathLike[str] | None) -> None:
+    """fig as `path`'s image format, written to `path`, or to the open file `to` (so no
+    file name but `path`'s shapes the image: EPS / PS then carry no %%Title line)."""
+    if to is None:
+        fig.savefig(path, dpi=100)
+        return
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    with open(to, "wb") as fh:
+        fig.savefig(fh, format=ext, dpi=100)
+
+
+def plot_workload(
+    w: Workload,
+    path: str | os.PathLike[str],
+    window_s: float | None = None,
+    *,
+    to: str | os.PathLike[str] | None = None,
+) -> None:
     """Four panels: input and output length histograms (log2 bins), joint (input, output)
-    heat map, and request rate per window (60 s by default) when the trace has times."""
+    heat map, and request rate per window (60 s by default) when the trace has times.
+    `to`, when given, is the file actually written (a temporary name the caller renames to
+    `path` once complete); the image format and error messages still follow `path`."""
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     for ax, x, name in ((axes[0, 0], w.input_len, "input"), (axes[0, 1], w.output_len, "output")):
@@ -75,8 +95,10 @@ def plot_workload(w: Workload, path: str | os.PathLike[str], window_s: float | N
     fig.suptitle(str(w.meta.get("source", "")))
     fig.tight_layout()
     try:
-        fig.savefig(os.fspath(path), dpi=100)
-    except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: .pgf without LaTeX
+        _save(fig, os.fspath(path), to)
+    except OSError as exc:  # strerror: the message names `path`, not a temporary `to`
+        raise PdplanError(f"cannot write plot {os.fspath(path)}: {exc.strerror or exc}") from None
+    except (RuntimeError, ValueError) as exc:  # RuntimeError: .pgf without LaTeX
         raise PdplanError(f"cannot write plot {os.fspath(path)}: {exc}") from None
     finally:
         plt.close(fig)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
 import numpy as np
@@ -47,10 +49,16 @@ def _ms(w: Workload) -> np.ndarray | None:
     return None if w.arrival_s is None else np.round(w.arrival_s * 1000.0, 3)
 
 
-def _open(path: str) -> IO[bytes]:
-    if path.lower().endswith(".gz"):
-        return gzip.open(path, "wb")  # type: ignore[return-value]
-    return open(path, "wb")
+@contextmanager
+def _open(path: str, to: str) -> Iterator[IO[bytes]]:
+    """`to` open for writing, gzip'd when `path` (the name the file ends up with) ends in .gz;
+    the gzip header names `path`, as gzip.open(path) writes it, whatever `to` is called."""
+    with open(to, "wb") as raw:
+        if path.lower().endswith(".gz"):
+            with gzip.GzipFile(filename=path, mode="wb", fileobj=raw) as gz:
+                yield gz  # type: ignore[misc]
+        else:
+            yield raw
 
 
 def _write_jsonl(w: Workload, f: IO[bytes]) -> None:
@@ -90,24 +98,33 @@ def _table(w: Workload, hashes_as_text: bool) -> pa.Table:
     return pa.table(cols)
 
 
-def write_workload(w: Workload, path: str | os.PathLike[str], fmt: str | None = None) -> str:
+def write_workload(
+    w: Workload,
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    *,
+    to: str | os.PathLike[str] | None = None,
+) -> str:
     """Write w; the format comes from fmt or the extension (see output_format; a trailing
     .gz compresses CSV / JSONL). Times are written in ms from the first arrival,
-    with Mooncake column names, so every written file reads back with read_workload."""
+    with Mooncake column names, so every written file reads back with read_workload.
+    `to`, when given, is the file actually written (a temporary name the caller renames to
+    `path` once complete); the format, compression and error messages still follow `path`."""
     spath = os.fspath(path)
     kind = output_format(spath, fmt)
+    dest = spath if to is None else os.fspath(to)
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
 
-            pq.write_table(_table(w, hashes_as_text=False), spath)
+            pq.write_table(_table(w, hashes_as_text=False), dest)
         elif kind == "csv":
             import pyarrow.csv as pacsv
 
-            with _open(spath) as f:
+            with _open(spath, dest) as f:
                 pacsv.write_csv(_table(w, hashes_as_text=True), f)
         else:
-            with _open(spath) as f:
+            with _open(spath, dest) as f:
                 _write_jsonl(w, f)
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror or exc}", path=spath) from None
