@@ -117,8 +117,7 @@ class SwitchPolicy(Protocol):
 
     decide(now_s, view) is called at interval_s, then every interval_s (read again at each
     tick; it must stay >= 1 ms) while requests are left. `view` has one dict per instance,
-    in instance order, counted as the timeline counts (SimResult.timeline_table; in exact
-    mode its `running` has the requests whose KV has arrived only from the next step):
+    in instance order, counted as the timeline counts (SimResult.timeline_table):
     role (its current role; it changes when a switch completes), waiting (requests queued
     there: prompts not yet started, and on a decode instance those waiting for a slot),
     running (its batch, with the requests whose KV has arrived; on a prefill instance the
@@ -127,8 +126,10 @@ class SwitchPolicy(Protocol):
     the prompts not yet prefilled on a prefill one), draining (1 while it drains or is
     offline for a switch, else 0), next_role (the role a pending switch goes to, '' for
     none), kv_used_tokens / kv_capacity_tokens (its KV pool in use, as the timeline's
-    kv_tokens, and its size, tokens). Requests parked or unrouted while a role is missing are
-    in no instance's counts.
+    kv_tokens, and its size, tokens), parked (requests prefilled there that wait, holding
+    their KV there, for a decode instance to exist) and unrouted (cluster-wide, the same in
+    every dict: prompts that arrived while no prefill instance existed). Parked and unrouted
+    requests are in no instance's waiting or running.
     It returns a list of RoleSwitch (or None) to start now (their time_s is not used).
     A bad instance index or role is a ConfigError, a failing decide() a SimulationError
     (a pdplan error it raises, e.g. from RoleSwitch, passes through as it is).

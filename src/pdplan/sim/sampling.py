@@ -29,10 +29,12 @@ class SampleMixin:
         recv interval or context gate still holds in the inbox too) and requests waiting for a
         decode slot are queued; the decode batch, and on a prefill instance the
         prompts being prefilled, are running (an aggregated instance's prompts mid-prefill are
-        neither, as in the summary). Inside a decode run the batch is constant and its KV has
-        grown by B a step for the steps done by now (steps_within)."""
+        neither, as in the summary). Requests whose KV has arrived (`ready`: exact mode joins
+        them at the next step boundary, event skipping at once) are running, as the summary
+        counts them from KV delivered. Inside a decode run the batch is constant and its KV
+        has grown by B a step for the steps done by now (steps_within)."""
         pf, b = self.prefilling, self.B
-        run = b + (pf if self.role == "prefill" else 0)
+        run = b + len(self.ready) + (pf if self.role == "prefill" else 0)
         kv = self.kv_now(now)
         state = 4 if self.offline else 3 if self.draining else _ROLE_CODE[self.role]
         queued = max(0, len(self.pq) - pf) + len(self.jq) + len(self.inbox)  # inbox: not polled

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from pdplan.errors import ConfigError, PdplanError
@@ -89,7 +90,9 @@ class SwitchingMixin:
     def _policy_tick(self: Simulator, _: object) -> None:
         pol = self.cfg.policy
         assert pol is not None
-        decided = self._decide_switches([self._view(i) for i in self.inst])
+        parked = Counter(self.req.p_inst[x] for x in self._parked)  # prefill instance -> n
+        view = [self._view(i, parked[i.idx]) for i in self.inst]
+        decided = self._decide_switches(view)
         before = self._switch_state()
         for sw in decided:
             self._begin_switch(sw)
@@ -103,14 +106,16 @@ class SwitchingMixin:
             dt = check_policy_interval(pol, f" (changed by the policy at {self.loop.now:g} s)")
             self.loop.schedule(self.loop.now + dt, PRIO_CONTROL, self._policy_tick, None)
 
-    def _view(self: Simulator, i: Instance) -> dict[str, float | int | str]:
+    def _view(self: Simulator, i: Instance, parked: int) -> dict[str, float | int | str]:
         """What the policy sees of instance i (SwitchPolicy's keys), counted as the timeline
         counts (SampleMixin.sample): a prompt being prefilled is running on a prefill
         instance, not waiting (it was counted waiting, and running was 0 there). running adds
         `ready`, the requests whose KV has arrived and join the batch at the next step
         boundary: the event-skipping mode joins them at once (LazyJoinMixin.deliver), exact
-        mode at the boundary, so B alone read one higher in one mode than the other (the
-        exact-mode timeline still counts B alone)."""
+        mode at the boundary, so B alone read one higher in one mode than the other.
+        `parked` (requests prefilled here with no decode instance to go to, their KV held
+        here) and `unrouted` (prompts, cluster-wide, that arrived with no prefill instance)
+        are in no queue, so neither waiting nor running counts them."""
         pf = i.prefilling
         return {
             "role": i.role,
@@ -122,6 +127,8 @@ class SwitchingMixin:
             "next_role": i.next_role or "",  # the role a pending switch goes to, '' for none
             "kv_used_tokens": i.kv_now(self.loop.now),  # KV in use, tokens (timeline's kv)
             "kv_capacity_tokens": i.cap,
+            "parked": parked,  # prefilled here, waiting for a decode instance (KV held here)
+            "unrouted": len(self._unrouted),  # cluster-wide: waiting for a prefill instance
         }
 
     def _decide_switches(self: Simulator, view: list[dict[str, float | int | str]]) -> list:
