@@ -42,6 +42,12 @@ def check_output(path: str, flag: str, inputs: dict[str, str] | None = None) -> 
     if out.is_dir():
         raise InputError(f"cannot write {flag}: it is a folder", path=path)
     existed = out.exists()
+    if existed and not out.is_file():
+        # a FIFO or device (/dev/stdout, mkfifo): opening it here would block until a reader
+        # comes, then hand that reader an end-of-file before the real output; ask instead
+        if not os.access(out, os.W_OK):
+            raise InputError(f"cannot write {flag}: permission denied", path=path)
+        return
     try:
         with open(out, "a"):  # append mode: an existing file is left as it is
             pass
