@@ -16,7 +16,7 @@ __all__ = ["app", "main"]
 # exit status of a run stopped by Ctrl-C (SIGINT): 128 + 2, the shells' convention
 INTERRUPTED = 130
 
-app = typer.Typer(
+_app = typer.Typer(
     name="pdplan",
     help="Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio.",
     no_args_is_help=True,
@@ -25,7 +25,7 @@ app = typer.Typer(
 )
 
 
-@app.callback()
+@_app.callback()
 def _root(
     gpu_file: str | None = typer.Option(
         None,
@@ -53,20 +53,54 @@ _COMMAND_MODULES = (
     "simulate",
     "catalog",
 )
+# command name -> the module that registers it (where the two differ)
+_MODULE_OF = {"models": "catalog", "gpus": "catalog"}
+_registered: set[str] = set()
 
 
-def _register_all() -> None:
-    for name in _COMMAND_MODULES:
+def _register(names: tuple[str, ...] = _COMMAND_MODULES) -> None:
+    for name in names:
+        if name in _registered:
+            continue
         try:
             mod = importlib.import_module(f"pdplan.cli.{name}")
         except ModuleNotFoundError as exc:
             if exc.name == f"pdplan.cli.{name}":
                 continue  # command not built yet
             raise
-        mod.register(app)
+        mod.register(_app)
+        _registered.add(name)
 
 
-_register_all()
+def _command_named(args: list[str]) -> str | None:
+    """The command word of a command line (after the root's options), else None."""
+    it = iter(args)
+    for word in it:
+        if word == "--gpu-file":
+            next(it, None)  # its value
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _register_for(args: list[str]) -> None:
+    """Register only the module of the command asked for: importing every command's stack
+    (the simulator, the trace readers, pyarrow) cost ~0.3 s per run (measured here with
+    `python -X importtime`); `pdplan --help`, no command or an unknown one get them all."""
+    word = _command_named(args)
+    module = _MODULE_OF.get(word or "", word)
+    if module in _COMMAND_MODULES:
+        _register((module,))
+    else:
+        _register()
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`pdplan.cli.app`, with every command registered (what a caller importing it expects)."""
+    if name == "app":
+        _register()
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _usage_error(exc: Exception) -> tuple[str, int] | None:
@@ -86,8 +120,9 @@ def _usage_error(exc: Exception) -> tuple[str, int] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app; every error becomes one line on stderr, exit != 0."""
+    _register_for(sys.argv[1:] if argv is None else list(argv))
     try:
-        rc = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
+        rc = _app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
         if rc == INTERRUPTED:  # typer turns Ctrl-C into a silent Exit(130); say it
             raise KeyboardInterrupt
     except KeyboardInterrupt:
