@@ -15,6 +15,7 @@ __all__ = [
     "check_options",
     "check_outputs",
     "check_roles",
+    "check_seed",
     "locality_note",
     "preemption_note",
     "unreached_switches",
@@ -183,3 +184,18 @@ def unreached_switches(specs: list[str], switches: tuple[Any, ...], columns: Any
                 f"--switch {spec!r} never happened: the last request was done at {end:.4g} s, "
                 f"before its {sw.time_s:g} s; give an earlier time or more traffic"
             )
+
+
+def check_seed(o: dict[str, Any], workload_draws: bool) -> None:
+    """Refuse a --seed that nothing in the run would use: no length or arrival drawn at
+    random (a trace replayed by its timestamps or with --clients; a closed-loop spec of fixed
+    lengths) and no p2c routing or pairing. Such runs are the same whatever the seed, and a
+    user sweeping seeds would read identical results as a settled estimate."""
+    if o["seed"] is None or workload_draws or "p2c" in (o["routing"], o["pairing"]):
+        return
+    raise ConfigError(
+        f"--seed {o['seed']}: nothing in this run is drawn at random (the workload's lengths "
+        "and arrival times are fixed, and neither --routing nor --pairing is p2c), so every "
+        "seed gives the same run; drop it, or draw arrivals with --rate (a trace) or lengths "
+        "from a distribution (isl=lognormal:MEAN:SIGMA)"
+    )

@@ -24,6 +24,8 @@ COMPLETIONS_BEHIND = 0.8  # completions / arrivals below this over the later hal
 # than queues in front of first tokens, most near saturation; a healthy run stays >= ~0.9)
 NOISE_SIGMAS = 3.0  # growth of the number in the system that is not noise, in its sd
 SETTLED = 2.0  # x the unloaded E2E: a healthy system's backlog has settled by then
+MIN_BACKLOG = 1.0  # requests queued (time average, over a role's instances) that make it the
+# bottleneck of a run whose first tokens fall behind: fewer is no queue in front of them
 LINK_FULL = 0.85  # a KV link's bytes / (bw x run time) at or above this: it is the bottleneck
 _ROLE_NAMES = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
 
@@ -37,7 +39,8 @@ def overload_warning(
     long outputs), or completions do (a decode-bound batch absorbs the backlog, so queues stay
     short while every request slows down: see _completion_rates)."""
     rates = _rates(res)
-    if rates is not None and rates[1] < OVERLOAD * rates[0]:
+    backlog = rates is not None and rates[1] < OVERLOAD * rates[0]
+    if rates is not None and backlog:
         offered, served = rates
         served_as = "first tokens come at only"  # not completions: a decode-bound run's are fewer
         how = (
@@ -60,7 +63,7 @@ def overload_warning(
     warn(
         f"overloaded: {_who(res)} arrive at {offered:.3g} req/s but {served_as} "
         f"{served:.3g} req/s ({100 * served / offered:.0f} %){how}; "
-        + (_link_bound(res, s) or _bottleneck(s["instances"], pools, factor))
+        + (_link_bound(res, s) or _bottleneck(s["instances"], pools, factor, backlog))
     )
 
 
@@ -156,21 +159,29 @@ def _link_bound(res: SimResult, s: dict[str, Any]) -> str | None:
     )
 
 
-def _bottleneck(insts: list[dict[str, Any]], pools: Sequence[Pool], factor: float) -> str:
-    """Which role's instances are saturated (busy near all the time, with the longest
-    queues), and how many of them would serve the offered load; of a role in several pools
-    (tp4@h100+tp4@a10), the busiest pool."""
+def _bottleneck(
+    insts: list[dict[str, Any]], pools: Sequence[Pool], factor: float, backlog: bool = False
+) -> str:
+    """Which role's instances are saturated, and how many of them would serve the offered
+    load; of a role in several pools (tp4@h100+tp4@a10), the busiest pool. With `backlog`
+    (first tokens fall behind arrivals) the role that holds the queue in front of them
+    (_backlogged): busy time alone misleads there, as a decode batch that always holds a
+    request reads 100 % busy, and a saturated prefill pool's share of the run is diluted by
+    the decode tail after its queue drains (1P:tp4+4D:tp4 read 84 % busy with 168 prompts
+    queued, against 95 % for decodes with none queued, and was sent more decode instances)."""
     by_role: dict[str, list[dict[str, Any]]] = {}
     for i in insts:
         by_role.setdefault(i["role"], []).append(i)
     stats = {r: _stats(g) for r, g in by_role.items()}
-    role = _busiest(stats)
+    queued = {r: sum(i["mean_queue"] for i in g) for r, g in by_role.items()}
+    role = _backlogged(queued, stats) if backlog else None
+    role = _busiest(stats) if role is None else role
     mine = [p for p in pools if p.role == role]
     what = _ROLE_NAMES.get(role, role)
     if len(mine) > 1 and len(by_role[role]) == sum(p.count for p in mine):
-        return _busiest_pool(by_role[role], mine, what)
+        return _busiest_pool(by_role[role], mine, what, backlog)
     u, q, run = stats[role]
-    state = "saturated" if u >= OVERLOAD else "the busiest"
+    state = _state(u, backlog and queued[role] >= MIN_BACKLOG)
     return (
         f"the {what} instances are {state} (busy {100 * u:.0f} % of the time, "
         f"{q:,.1f} requests queued and {run:,.1f} in the batch on each on average): "
@@ -185,23 +196,45 @@ def _stats(group: list[dict[str, Any]]) -> tuple[float, float, float]:
     return u, q, run
 
 
+def _backlogged(queued: dict[Any, float], stats: dict[Any, tuple[float, float, float]]) -> Any:
+    """Of the roles (or pools) holding MIN_BACKLOG requests queued in all, the busiest; None
+    where none does. A long queue alone does not make a role the bottleneck: a decode pool
+    that keeps requests waiting for a slot also stalls the prefill instances (their KV holds
+    the prompts it has not taken), whose queues then grow while they idle."""
+    held = [r for r in queued if queued[r] >= MIN_BACKLOG]
+    return max(held, key=lambda r: stats[r][0]) if held else None
+
+
+def _state(u: float, backlogged: bool) -> str:
+    """How the warning calls the instances it names: saturated when busy near all the run,
+    the bottleneck when the backlog queues in front of them, else the busiest."""
+    if u >= OVERLOAD:
+        return "saturated"
+    return "the bottleneck" if backlogged else "the busiest"
+
+
 def _busiest(stats: dict[Any, tuple[float, float, float]]) -> Any:
     """Of the saturated (busy >= OVERLOAD) the one with the longest queues, else the busiest."""
     busy = [k for k, st in stats.items() if st[0] >= OVERLOAD]
     return max(busy, key=lambda k: stats[k][1]) if busy else max(stats, key=lambda k: stats[k][0])
 
 
-def _busiest_pool(insts: list[dict[str, Any]], mine: list[Pool], what: str) -> str:
-    """The busiest of one role's pools (its instances come in pool order) and more of it."""
+def _busiest_pool(
+    insts: list[dict[str, Any]], mine: list[Pool], what: str, backlog: bool = False
+) -> str:
+    """The busiest of one role's pools (its instances come in pool order; with `backlog`,
+    of those holding a queue, as in _bottleneck) and more of it."""
     groups: dict[int, list[dict[str, Any]]] = {}
     start = 0
     for k, p in enumerate(mine):
         groups[k] = insts[start : start + p.count]
         start += p.count
     stats = {k: _stats(g) for k, g in groups.items()}
-    k = _busiest(stats)
+    queued = {k: sum(i["mean_queue"] for i in g) for k, g in groups.items()}
+    top = _backlogged(queued, stats) if backlog else None
+    k = _busiest(stats) if top is None else top
     u, q, run = stats[k]
-    state = "saturated" if u >= OVERLOAD else "the busiest"
+    state = _state(u, top is not None)
     others = ", ".join(
         f"{_spelt(p, p.count)} busy {100 * stats[j][0]:.0f} %" for j, p in enumerate(mine) if j != k
     )

@@ -13,7 +13,7 @@ from pdplan.sim import Arrivals
 
 from ._common import note, warn
 
-__all__ = ["note_duration_cut", "workload"]
+__all__ = ["draws_at_random", "note_duration_cut", "workload"]
 
 # Keys a synthetic workload spec takes, by kind (aliases: isl = input, osl = output,
 # c = concurrency); lengths are pdplan LengthSpecs ('1024', 'lognormal:mean=800,cv=1.2', ...).
@@ -79,6 +79,28 @@ def workload(
         conc = int(num.get("c", 1))
         return wl, Arrivals("closed", concurrency=conc, think_s=num.get("think", 0.0))
     return wl, Arrivals("poisson", rate=num["rate"], duration_s=duration)
+
+
+def draws_at_random(spec: str, arrivals: Arrivals) -> bool:
+    """Whether the seed shapes this workload: Poisson arrivals (a 'poisson:' spec, a trace at
+    --rate), or a synthetic spec's lengths drawn from a distribution (not N or fixed:N, nor
+    uniform:N:N). A trace's own lengths and times are never drawn."""
+    from pdplan.workload import parse_length_spec
+
+    if arrivals.mode == "poisson":
+        return True
+    m = re.fullmatch(r"(poisson|closed):(.*)", spec.strip())
+    if m is None:
+        return False
+    kw = _spec_keys(spec, m.group(1), m.group(2))
+    for key in ("isl", "osl"):
+        value = kw.get(key, _DEFAULTS[key][0])
+        if value.startswith("empirical:"):
+            return True
+        length = parse_length_spec(value)
+        if not (length.kind == "fixed" or (length.kind == "uniform" and length.a == length.b)):
+            return True
+    return False
 
 
 def _number(spec: str, key: str, text: str) -> float:

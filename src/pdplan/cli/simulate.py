@@ -23,6 +23,7 @@ from ._simulate_checks import (
     check_options,
     check_outputs,
     check_roles,
+    check_seed,
     locality_note,
     preemption_note,
     unreached_switches,
@@ -35,7 +36,7 @@ from ._simulate_setup import (
     prefix_caches,
     switches,
 )
-from ._simulate_workload import note_duration_cut
+from ._simulate_workload import draws_at_random, note_duration_cut
 from ._simulate_workload import workload as workload_of
 
 __all__ = ["register"]
@@ -59,7 +60,8 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     check_outputs(o, workload)
     preemption_note(o["engine"], o["preemption"])
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
-    wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"])
+    wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"] or 0)
+    check_seed(o, draws_at_random(workload, arrivals))
     check_roles(cluster.instances, o)
     locality_note(cluster.instances, o)
     cfg = _config(cluster, wl, o)
@@ -94,7 +96,7 @@ def _config(cluster: Any, wl: Any, o: dict[str, Any]) -> SimConfig:
         transfer_mode=o["transfer"],
         preemption=o["preemption"],
         exact=o["exact"],
-        seed=o["seed"],
+        seed=o["seed"] or 0,
         ttft_slo_s=o["slo_ttft"],
         tpot_slo_s=o["slo_tpot"],
         trace=o["trace_out"] is not None,
@@ -163,11 +165,11 @@ def register(app: typer.Typer) -> None:
         ),
         exact: bool = typer.Option(False, "--exact", help="step every iteration (reference)"),
         seed: int = typer.Option(
-            0,
+            None,
             "--seed",
             min=0,
             help="seed of the synthetic arrivals and lengths, p2c routing (runs "
-            "are deterministic per seed)",
+            "are deterministic per seed; default 0)",
         ),
         slo_ttft: float = typer.Option(2.0, "--slo-ttft", help="TTFT SLO, s"),
         slo_tpot: float = typer.Option(0.1, "--slo-tpot", help="TPOT SLO, s"),
