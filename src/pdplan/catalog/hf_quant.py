@@ -148,6 +148,8 @@ def split_expert_dtype(
     dtype and the rest in torch_dtype: gpt-oss-120b's BF16 attention is 1.9 GB (0.5 GB read as
     FP4). Shared experts and dense layers go with the rest, though some releases quantize them
     too (Kimi-K2.5-NVFP4): a few GB over against the attention's under-count."""
+    if spec.moe is not None and (mixed := _mixed_precision(quant)):
+        return replace(spec, weight_dtype=mixed[0], moe_weight_dtype=mixed[1])
     if spec.moe is None or spec.moe_weight_dtype or not quant:
         return spec
     if not attention_unquantized(quant, spec.num_layers):
@@ -156,6 +158,18 @@ def split_expert_dtype(
     if base == spec.weight_dtype:
         return spec
     return replace(spec, weight_dtype=base, moe_weight_dtype=spec.weight_dtype)
+
+
+def _mixed_precision(quant: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """(rest, experts) dtypes of a ModelOpt MIXED_PRECISION checkpoint that quantizes only
+    the routed experts (moe_quant_algo) and keeps the rest in quant_method's format: nvidia/
+    DeepSeek-V4-*-NVFP4 (NVFP4 experts, the base release's FP8 blocks elsewhere). Its
+    config.json still carries the base's expert_dtype "fp4" (MXFP4), which the experts no
+    longer are. None for any other checkpoint."""
+    q = quant or {}
+    experts = _METHODS.get(str(q.get("moe_quant_algo") or "").lower())
+    rest = _METHODS.get(str(q.get("quant_method") or "").lower())
+    return (rest, experts) if experts and rest else None
 
 
 def kv_dtype_from_config(quant: Mapping[str, Any] | None) -> str | None:

@@ -150,8 +150,8 @@ def comm_table(
     `gpus_per_node` decides whether EP is wide (all-to-all kernels, see wide_ep)."""
     lay = layout
     a2a = model.moe is not None and wide_ep(lay, gpus_per_node, model.moe.experts_per_token)
-    # one GPU runs only its pipeline stage's layers: count those of the first (largest)
-    # stage, ceil(L / pp) layers, the stage perf/weights.py sizes (pp_stage_layers' split)
+    # one GPU runs only its pipeline stage's layers: count those of the first stage, the
+    # one with the most layers, ceil(L / pp) (pp_stage_layers' split)
     stage = range(stage_layers(model.num_layers, lay.pp))
     with_ffn = sum(1 for i in stage if model.ffn_kind(i) != "none")
     # the TP all-reduce after the FFN: every FFN layer but the MoE ones an all-to-all serves

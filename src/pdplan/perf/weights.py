@@ -5,31 +5,46 @@ from __future__ import annotations
 import math
 
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
+from pdplan.parallel.checks import pp_stage_layers
 from pdplan.parallel.layout import Layout
 
 __all__ = ["draft_head_bytes", "weight_bytes_per_gpu"]
 
 
-def _stage_layers(model: ModelSpec, pp: int) -> range:
-    """Layers of the largest (first) pipeline stage: ceil(L / pp) layers."""
-    return range(math.ceil(model.num_layers / pp))
+def _stages(model: ModelSpec, pp: int) -> list[range]:
+    """Each pipeline stage's layers, split as parallel.checks.pp_stage_layers does (the
+    first stages take one extra layer when pp does not divide L)."""
+    bounds, start = [], 0
+    for n in pp_stage_layers(model.num_layers, pp):
+        bounds.append(range(start, start + n))
+        start += n
+    return bounds
 
 
 def weight_bytes_per_gpu(
     model: ModelSpec, layout: Layout, weight_dtype: str | None = None, moe_dtype: str | None = None
 ) -> float:
-    """Weight bytes on one GPU of the first pipeline stage (which also holds the embedding).
+    """Weight bytes on one GPU of the heaviest pipeline stage.
 
     Attention and dense FFN split TP-ways (replicated across DP-attention groups); routed
     experts split EP-ways by expert and moe_tp-ways inside an expert; shared experts TP-ways;
     embedding and LM head vocab-parallel over TP, in BF16 (engines keep them unquantised).
+    With PP the first stage holds the embedding and the last the LM head. The first stage is
+    not always the heaviest: DeepSeek-V3's first 3 layers have dense FFNs (first_k_dense_replace)
+    and hybrids mix layer kinds, so every stage is summed and the largest sets the memory.
     """
     wb = dtype_bytes(weight_dtype or model.weight_dtype)
     mb = dtype_bytes(moe_dtype or model.default_moe_dtype(weight_dtype))
-    total = sum(_layer_bytes(model, i, layout, wb, mb) for i in _stage_layers(model, layout.pp))
     emb = model.vocab_size * model.hidden_size * 2.0 / layout.tp  # BF16 embedding shard
-    total += emb if (model.tie_word_embeddings or layout.pp > 1) else 2 * emb
-    return total
+    if layout.pp == 1:
+        layers = sum(_layer_bytes(model, i, layout, wb, mb) for i in range(model.num_layers))
+        return layers + (emb if model.tie_word_embeddings else 2 * emb)
+    stages = _stages(model, layout.pp)
+    last = len(stages) - 1
+    return max(
+        sum(_layer_bytes(model, i, layout, wb, mb) for i in stage) + (emb if k in (0, last) else 0)
+        for k, stage in enumerate(stages)
+    )
 
 
 def _layer_bytes(model: ModelSpec, i: int, layout: Layout, wb: float, mb: float) -> float:
