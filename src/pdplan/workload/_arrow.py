@@ -33,7 +33,9 @@ REASONS = (
     "bad timestamp",
     "mixed timestamp formats",
     TIME_TOO_LARGE,
+    "hash_ids must be a list of integers",  # the careful JSONL / CSV readers' text
 )
+_BAD_HASHES = REASONS[-1]
 _CODE = {r: i for i, r in enumerate(REASONS)}
 
 
@@ -51,19 +53,29 @@ class BatchCols:
     session: np.ndarray | None = None
 
 
+def _decimal_as_float(col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A decimal column (SQL / Spark exports) as float64; others as they are. Per value,
+    parse_length and parse_time_ns refused Decimal('12') as non-numeric."""
+    return col.cast(pa.float64()) if pa.types.is_decimal(col.type) else col
+
+
 def _lengths(col: pa.Array | pa.ChunkedArray, code: np.ndarray) -> np.ndarray:
+    col = _decimal_as_float(col)
     t = col.type
     if pa.types.is_integer(t) or pa.types.is_floating(t):
         vals = col.to_numpy(zero_copy_only=False)
+        whole = _whole(vals) if pa.types.is_floating(t) and not col.null_count else None
+        if whole is not None:
+            return whole  # the common case (CSV lengths parse as float64)
         null = np.asarray(col.is_null(), dtype=bool) if col.null_count else None
+        if null is not None:  # first: a null reads as NaN, which is no 'non-integer length'
+            _mark(code, null, "missing length")
         if pa.types.is_floating(t) or null is not None:
             f = vals.astype(np.float64)
             bad_int = ~np.isfinite(f) | (np.floor(np.nan_to_num(f)) != f)
             _mark(code, bad_int, "non-integer length")
             vals = np.nan_to_num(f, nan=0.0, posinf=0.0, neginf=0.0)
             vals = np.clip(vals, -1.0, float(INT32_MAX) + 1).astype(np.int64)
-        if null is not None:
-            _mark(code, null, "missing length")
         _mark(code, vals < 0, "negative length")
         _mark(code, vals > INT32_MAX, "length too large")
         return vals.astype(np.int64, copy=False)
@@ -76,9 +88,19 @@ def _lengths(col: pa.Array | pa.ChunkedArray, code: np.ndarray) -> np.ndarray:
     return out
 
 
+def _whole(f: np.ndarray) -> np.ndarray | None:
+    """f as int64 when every value is a token count, whole and in [0, INT32_MAX], else None
+    (NaN, inf and values past int64 do not survive the round trip through int64)."""
+    with np.errstate(invalid="ignore"):  # NaN / inf / huge: an invalid cast, caught below
+        i = f.astype(np.int64)
+    ok = np.array_equal(i, f) and (len(i) == 0 or (i.min() >= 0 and i.max() <= INT32_MAX))
+    return i if ok else None
+
+
 def _times(
     col: pa.Array | pa.ChunkedArray, unit_s: float, code: np.ndarray
 ) -> tuple[np.ndarray, str]:
+    col = _decimal_as_float(col)
     t = col.type
     if pa.types.is_date(t):
         col, t = col.cast(pa.timestamp("ns")), pa.timestamp("ns")
@@ -147,6 +169,11 @@ def batch_columns(batch: pa.RecordBatch | pa.Table, cmap: ColumnMap, b: Builder)
         flat = col.flatten()
         if not pa.types.is_integer(flat.type):
             raise BadValue(f"column {cmap.hashes!r} is not a list of integers")
+        if flat.null_count:  # a null hash id makes the row bad (it was read as hash id 0)
+            rows = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
+            null_rows = np.zeros(len(code), dtype=bool)
+            null_rows[rows[np.asarray(flat.is_null(), dtype=bool)]] = True
+            _mark(code, null_rows, _BAD_HASHES)
         cols.hash_ids = flat.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     if cmap.session:
         col = batch.column(cmap.session)

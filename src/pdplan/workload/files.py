@@ -9,7 +9,7 @@ from typing import IO
 
 from pdplan.errors import InputError
 
-__all__ = ["is_gzip", "open_binary", "open_text", "read_head"]
+__all__ = ["broken_off", "is_gzip", "open_binary", "open_text", "read_head"]
 
 _GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952 member header
 _HEAD_BYTES = 1 << 16  # bytes read to detect a format: 64 KiB holds a header and many rows
@@ -47,3 +47,14 @@ def read_head(path: str) -> bytes:
             return f.read(_HEAD_BYTES)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read (corrupt gzip?): {exc}", path=path) from None
+
+
+def broken_off(path: str, lines_read: int, exc: BaseException) -> InputError:
+    """The error for a file whose data ends or breaks after `lines_read` whole lines (a gzip
+    cut mid-stream, a read error), naming the line where it breaks off."""
+    what = "truncated or corrupt compressed data" if is_gzip(path) else "cannot read"
+    return InputError(
+        f"{what} ({exc}): the file breaks off after line {lines_read:,}",
+        path=path,
+        line=lines_read + 1,
+    )

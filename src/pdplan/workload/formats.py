@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import csv
-import json
 import re
 from dataclasses import dataclass, replace
 
 from pdplan.errors import InputError
+from pdplan.workload import _sniff
 from pdplan.workload.files import is_gzip, open_binary, open_text, read_head
 from pdplan.workload.values import TIME_UNITS
 
@@ -25,7 +25,6 @@ __all__ = [
 ]
 
 CONTAINERS = ("csv", "jsonl", "parquet")
-_PARQUET_MAGIC = b"PAR1"  # Apache Parquet file header
 
 
 @dataclass(frozen=True)
@@ -138,27 +137,6 @@ def looks_like_prometheus(path: str) -> bool:
     return first.startswith(("# HELP ", "# TYPE ")) or bool(_PROM_LINE.match(first))
 
 
-_JSON_ARRAY = re.compile(r"\[\s*(\{|\[|\]|$)")  # '[{', '[[' or '[]': a JSON document
-
-
-def _container(head: bytes, gz: bool) -> str:
-    if head.startswith(_PARQUET_MAGIC) and not gz:
-        return "parquet"
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    return "jsonl" if text.startswith("{") else "csv"
-
-
-def _refuse_json_array(head: bytes, path: str) -> None:
-    """A JSON array (a `.json` export) would read as a one-line CSV with odd column names."""
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    if _JSON_ARRAY.match(text):
-        raise InputError(
-            "a JSON array; pdplan reads JSON Lines (one object per line): convert it with "
-            f"`jq -c '.[]' {path} > trace.jsonl`",
-            path=path,
-        )
-
-
 def _columns(path: str, container: str, head: bytes) -> list[str]:
     if container == "parquet":
         import pyarrow.parquet as pq
@@ -169,26 +147,12 @@ def _columns(path: str, container: str, head: bytes) -> list[str]:
             raise InputError(f"not a readable Parquet file: {exc}", path=path) from None
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     if container == "jsonl":
-        return _jsonl_keys(text)
+        return _sniff.jsonl_keys(text)
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
     try:
         return [c.strip() for c in next(csv.reader([first]), [])]
     except csv.Error:
         return []
-
-
-def _jsonl_keys(text: str) -> list[str]:
-    """Keys of the first line of the head that is a JSON object. A bad line 1 (a cut or
-    corrupt record) is the reader's to name, or to skip with --skip-bad: taken as the
-    columns it made the whole file 'a file with columns []', even with --format."""
-    for line in filter(str.strip, text.splitlines()):
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(rec, dict):
-            return [str(k) for k in rec]
-    return []
 
 
 def detect(
@@ -199,13 +163,30 @@ def detect(
     head = read_head(path)
     if not head.strip():
         raise InputError("empty file", path=path)
-    if fmt != "csv" and not head.startswith(_PARQUET_MAGIC):
-        _refuse_json_array(head, path)
-    container = fmt if fmt in CONTAINERS else _container(head, gz)
-    columns = _columns(path, container, head)
-    container, cmap, name = _pick_map(path, fmt, mapping, container, columns)
+    if fmt != "csv" and not head.startswith(_sniff.PARQUET_MAGIC):
+        _sniff.refuse_json_array(head, path)
+    kind = fmt if fmt in CONTAINERS else _sniff.container(head, gz, path)
+    columns = _columns(path, kind, head)
+    if kind == "jsonl" and not columns:  # no JSON object in the head: the reader names why
+        columns = _named_fields(fmt, mapping) or _sniff.refuse_no_objects(path)
+    kind, cmap, name = _pick_map(path, fmt, mapping, kind, columns)
     _refuse_duplicates(cmap, columns, path)
-    return container, cmap, name
+    return kind, cmap, name
+
+
+def _named_fields(fmt: str | None, mapping: dict[str, str] | None) -> list[str]:
+    """The fields a preset (--format) or --map names: a JSONL head without one JSON object
+    has no keys to check them against, so they are taken as given and the reader names each
+    line that is not such an object (--skip-bad skips it)."""
+    named = [
+        v
+        for k, v in (mapping or {}).items()
+        if k in ("input", "output", "time", "hashes", "session")
+    ]
+    if fmt in PRESETS:
+        c = PRESETS[fmt]
+        named += [f for f in (c.input, c.output, c.time, c.hashes, c.session, *c.count_cols) if f]
+    return list(dict.fromkeys(named))
 
 
 def _pick_map(
@@ -231,10 +212,10 @@ def _pick_map(
         if cmap.input in columns and cmap.output in columns:
             return container, cmap.present(columns), name
     # a Parquet file is binary by design: its columns, not 'not text (binary bytes)', say why
-    hint = "" if container == "parquet" else _hint(path)
-    shown = "" if "binary" in hint else f" with columns {columns[:20]}"
+    why = "" if container == "parquet" else _sniff.hint(path)
+    shown = "" if "binary" in why else f" with columns {columns[:20]}"
     raise InputError(
-        f"cannot tell the trace format ({container}{shown}){hint}; "
+        f"cannot tell the trace format ({container}{shown}){why}; "
         "give --format or --map input=COL,output=COL[,time=COL,time_unit=ms]",
         path=path,
     )
@@ -248,23 +229,6 @@ def time_column_left_out(path: str, container: str, pairs: dict[str, str] | None
         return None
     columns = _columns(path, container, read_head(path))
     return next((c.time for c in PRESETS.values() if c.time and c.time in columns), None)
-
-
-def _hint(path: str) -> str:
-    """Why a file's header reads oddly, when the head of the file shows it: a .gz name on a
-    file that is not gzip, binary bytes, tab-separated columns."""
-    head = read_head(path)
-    if path.lower().endswith(".gz") and not is_gzip(path):
-        return ": named .gz but not gzip-compressed"
-    text = head.decode("utf-8", errors="replace")
-    if "\ufffd" in text or any(ord(ch) < 32 and ch not in "\t\r\n" for ch in text):
-        return ": not text (binary bytes)"
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    if first.lstrip().startswith("["):
-        return ": its lines are JSON arrays; pdplan reads one JSON object per line"
-    if "\t" in first and "," not in first:
-        return ": tab-separated? pdplan reads comma-separated CSV"
-    return ""
 
 
 def _preset_pairs(cmap: ColumnMap, columns: list[str], mapping: dict[str, str]) -> dict[str, str]:

@@ -15,13 +15,14 @@ from pdplan.workload._arrow import add_batch, batch_columns
 from pdplan.workload._build import Builder
 from pdplan.workload._jsonl_fast import BLOCK_BYTES, FastChunk, FastParser
 from pdplan.workload.core import Workload
+from pdplan.workload.files import broken_off
 from pdplan.workload.formats import ColumnMap, open_binary
 from pdplan.workload.values import BadValue, parse_length, parse_time_ns
 
 __all__ = ["read_jsonl", "read_parquet"]
 
 _FLUSH_ROWS = 1 << 16
-_PIECE = 1 << 20  # bytes per read() call while filling a block
+_PIECE = 1 << 20  # bytes per read1() call while filling a block
 _MAX_MISSES = 2  # after this many blocks in a row that need the careful path, stop trying
 _RETRY_EVERY = 8  # ... except every 8th block (a file may turn clean after a bad start)
 _PARQUET_BATCH = 1 << 20  # rows per parquet record batch
@@ -70,18 +71,21 @@ def read_jsonl(
     parser = FastParser(cmap) if fast else None
     misses = 0  # consecutive blocks the fast path could not take
     with open_binary(path) as f:
-        for k, block in enumerate(_blocks(f)):
-            if k == 0 and block.startswith(_BOM):
-                block = block[len(_BOM) :]  # a BOM is not part of line 1's JSON
-            nlines = block.count(b"\n")
-            chunk = None
-            if parser is not None and (misses < _MAX_MISSES or misses % _RETRY_EVERY == 0):
-                chunk = parser.parse(block, nlines)
-            if chunk is not None and st.take_fast(chunk, nlines):
-                misses = 0
-                continue
-            misses += parser is not None
-            st.careful(block)
+        try:
+            for k, block in enumerate(_blocks(f)):
+                if k == 0 and block.startswith(_BOM):
+                    block = block[len(_BOM) :]  # a BOM is not part of line 1's JSON
+                nlines = block.count(b"\n")
+                chunk = None
+                if parser is not None and (misses < _MAX_MISSES or misses % _RETRY_EVERY == 0):
+                    chunk = parser.parse(block, nlines)
+                if chunk is not None and st.take_fast(chunk, nlines):
+                    misses = 0
+                    continue
+                misses += parser is not None
+                st.careful(block)
+        except (OSError, EOFError, zlib.error) as exc:  # the lines before it are read first
+            raise broken_off(path, st.lineno, exc) from None
     st.flush()
     if st.blank:
         b.notes["blank_lines"] = st.blank
@@ -93,9 +97,10 @@ def read_jsonl(
 def _blocks(f: IO[bytes]) -> Iterator[bytes]:
     """Blocks of whole lines (about BLOCK_BYTES); the last one gets a final newline."""
     buf = bytearray()
+    read = getattr(f, "read1", f.read)  # read1: a gzip cut mid-read keeps what came before it
     while True:
         try:
-            piece = f.read(_PIECE)
+            piece = read(_PIECE)
         except (OSError, EOFError, zlib.error):
             cut = buf.rfind(b"\n") + 1
             if cut:  # lines before a corrupt gzip stream are read (and named) first

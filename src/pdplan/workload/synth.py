@@ -34,8 +34,9 @@ _GRID = 1_000_000  # points of the rate-curve grid used to invert the cumulative
 class RateCurve:
     """Rate multiplier m(t) >= 0 (x --rate): 'diurnal' 1 - amp*cos(2 pi (t - phase) / period)
     (mean 1 over a period, trough at t = phase), or piecewise-linear 'points' (t_s, m), held
-    constant past the last point. synthesize() scales 'points' to mean 1 over the trace, so
-    --rate is the mean rate either way and the points give only the shape."""
+    constant past the last point (a time given twice steps from its first m to its second).
+    synthesize() scales 'points' to mean 1 over the trace, so --rate is the mean rate either
+    way and the points give only the shape."""
 
     kind: str
     period_s: float = 86400.0
@@ -83,7 +84,9 @@ def parse_rate_curve(text: str | None) -> RateCurve | None:
             for item in rest.split(","):
                 t, _, m = item.partition("=")
                 pts.append((0.0 if t.strip() in ("0", "") else parse_duration(t), float(m)))
-            pts.sort()
+            # by time only, stable: a time given twice is a step (0=3,1h=3,1h=1 drops to 1 at
+            # 1h); sorting the (t, m) pairs put its 1 first, a ramp down and a jump back to 3
+            pts.sort(key=lambda p: p[0])
             if any(m < 0 or not math.isfinite(m) for _, m in pts) or pts[-1][1] <= 0:
                 raise InputError("rate points must be >= 0 and the last one > 0")
             return RateCurve("points", points=tuple(pts))

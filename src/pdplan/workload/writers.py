@@ -52,10 +52,11 @@ def _ms(w: Workload) -> np.ndarray | None:
 @contextmanager
 def _open(path: str, to: str) -> Iterator[IO[bytes]]:
     """`to` open for writing, gzip'd when `path` (the name the file ends up with) ends in .gz;
-    the gzip header names `path`, as gzip.open(path) writes it, whatever `to` is called."""
+    the gzip header names `path`, as gzip.open(path) writes it, whatever `to` is called, and
+    holds mtime 0, not the clock: the same trace (synth, same seed) gives the same bytes."""
     with open(to, "wb") as raw:
         if path.lower().endswith(".gz"):
-            with gzip.GzipFile(filename=path, mode="wb", fileobj=raw) as gz:
+            with gzip.GzipFile(filename=path, mode="wb", fileobj=raw, mtime=0) as gz:
                 yield gz  # type: ignore[misc]
         else:
             yield raw
