@@ -27,6 +27,14 @@ def _drain(fifo: Path, got: list[bytes]) -> threading.Thread:
     return t
 
 
+def _simulate(n: int) -> list[str]:
+    """`pdplan simulate` on two TP1 H100 instances of Llama-3.1-8B, n Poisson requests."""
+    return [
+        *"simulate --model llama-3.1-8b --gpu h100 --deployment tp1x2 --workload".split(),
+        f"poisson:rate=5,n={n},isl=256,osl=16",
+    ]
+
+
 def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pdplan.cli", *args],
@@ -61,17 +69,7 @@ def test_simulate_outputs_into_fifos(tmp_path: Path) -> None:
     for flag, path in fifos.items():
         os.mkfifo(path)
         readers.append(_drain(path, got[flag]))
-    args = [
-        "simulate",
-        "--model",
-        "llama-3.1-8b",
-        "--gpu",
-        "h100",
-        "--deployment",
-        "tp1x2",
-        "--workload",
-        "poisson:rate=5,n=40,isl=256,osl=16",
-    ]
+    args = _simulate(40)
     for flag, path in fifos.items():
         args += [flag, str(path)]
     res = _cli(args)
@@ -106,17 +104,7 @@ def test_parquet_outputs_are_written_in_row_groups(
 
     monkeypatch.setattr(report, "ROW_GROUP_ROWS", 16)
     pq_out, csv_out = tmp_path / "r.parquet", tmp_path / "r.csv"
-    base = [
-        "simulate",
-        "--model",
-        "llama-3.1-8b",
-        "--gpu",
-        "h100",
-        "--deployment",
-        "tp1x2",
-        "--workload",
-        "poisson:rate=5,n=100,isl=256,osl=16",
-    ]
+    base = _simulate(100)
     assert main([*base, "--requests-out", str(pq_out)]) == 0
     assert main([*base, "--requests-out", str(csv_out)]) == 0
     f = pq.ParquetFile(pq_out)
