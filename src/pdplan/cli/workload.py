@@ -247,7 +247,8 @@ def synth(
         raise ConfigError(
             f"give --requests/-n N or --duration (e.g. 1h) to size the trace: {given} given"
         )
-    if cv is not None and arrival.strip().lower() != "gamma":
+    arrival = arrival.strip().lower()  # 'Gamma' as 'gamma', as --cv's check reads it
+    if cv is not None and arrival != "gamma":
         raise ConfigError(
             f"--cv sets gamma arrivals' burstiness; --arrival {arrival} has a fixed CV "
             "(poisson 1, fixed 0): add --arrival gamma"

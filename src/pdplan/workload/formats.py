@@ -101,7 +101,22 @@ def parse_mapping(text: str | dict[str, str] | None) -> dict[str, str] | None:
         raise InputError(f"time_unit must be one of {sorted(TIME_UNITS)}")
     if "block_tokens" in pairs and not pairs["block_tokens"].isdigit():
         raise InputError("block_tokens must be a positive integer")
+    _refuse_shared_columns(pairs)
     return pairs
+
+
+def _refuse_shared_columns(pairs: dict[str, str]) -> None:
+    """One column read as two things (input=len,output=len): no trace has that meaning."""
+    seen: dict[str, str] = {}
+    for key in ("input", "output", "time", "hashes", "session"):
+        col = pairs.get(key)
+        if col is None:
+            continue
+        if col in seen:
+            raise InputError(
+                f"--map gives column {col!r} to both {seen[col]} and {key}: each needs its own"
+            )
+        seen[col] = key
 
 
 def _map_from_pairs(pairs: dict[str, str], columns: list[str], path: str) -> ColumnMap:
