@@ -34,7 +34,7 @@ def render(out: dict[str, Any]) -> Any:
             (
                 "KV capacity",
                 f"{out['memory']['kv_capacity_tokens']:,} tokens per instance "
-                f"({out['memory']['kv_dtype']} KV)",
+                f"({out['memory']['kv_dtype']} KV{_state_text(out['memory'])})",
             ),
             ("KV-limited", str(e["kv_limited"])),
         ]
@@ -80,3 +80,9 @@ def _kv_text(out: dict[str, Any]) -> str:
         path, f"{out.get('kv_nvlink_share', 0.0):.0%} of P -> D pairs over NVLink, the rest NIC"
     )
     return f"{ms:.2f} ms per request, {text}"
+
+
+def _state_text(mem: dict[str, Any]) -> str:
+    """', each sequence's recurrent state counted' for hybrid (SSM / linear) models."""
+    b = mem.get("state_bytes_per_seq_per_gpu") or 0
+    return f"; each sequence's {b / 1e6:,.0f} MB/GPU recurrent state counted" if b else ""

@@ -52,7 +52,7 @@ def _sizing(opts: dict[str, Any]) -> KVSizing:
 def instances(
     opts: dict[str, Any], spec: Any, gpu: Any, picked: list[str], said: list[str]
 ) -> tuple:
-    """(prefill layout, decode layout, their cost models, decode KV capacity in tokens); a
+    """(prefill layout, decode layout, their cost models, the decode MemoryPlan); a
     default layout's why goes to `picked`, the layouts' warnings to stderr and to `said`."""
     from pdplan.perf.costmodel import CostModel
     from pdplan.perf.memory import engine_kv_memory, plan_memory
@@ -83,7 +83,7 @@ def instances(
     frac = frac if opts.get("mem_fraction") is None else opts["mem_fraction"]
     mem = plan_memory(spec, gpu, ld, kv_dtype=kvd, draft_layers=drafts, mem_fraction=frac,
                       of_free=of_free)  # fmt: skip
-    return lp, ld, cm_p, cm_d, mem.kv_capacity_tokens
+    return lp, ld, cm_p, cm_d, mem
 
 
 def lengths_and_means(

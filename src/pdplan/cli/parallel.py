@@ -31,7 +31,9 @@ def _perf_row(spec: Any, gpu: Any, lay: Any, context: int, batch: int) -> dict[s
         "weights_gib": round(mp.weights_bytes / GiB, 2),
         "kv_capacity_tokens": mp.kv_capacity_tokens,
     }
-    b = min(batch, mp.kv_capacity_tokens // max(context, 1))
+    if mp.state_tokens_per_seq:  # SSM / linear-attention state per sequence, in KV tokens
+        row["state_tokens_per_seq"] = mp.state_tokens_per_seq
+    b = min(batch, mp.sequences_held(context))  # each with its recurrent state, if any
     if short >= 0 or b < 1:
         row["fits"] = False
         return row
@@ -91,10 +93,11 @@ def _no_verdict(rows: list[dict[str, Any]], context: int) -> str:
     room = [r for r in rows if r.get("kv_capacity_tokens") and "decode_batch" not in r]
     if room and len(room) + len(short) == len(rows):
         most = max(room, key=lambda r: r["kv_capacity_tokens"])
-        cap = most["kv_capacity_tokens"]
+        cap, state = most["kv_capacity_tokens"], most.get("state_tokens_per_seq", 0)
+        held = f" + its recurrent state ({state:,} tokens' worth)" if state else ""
         return (
-            f"no layout holds one {context:,}-token sequence: the most KV room, "
-            f"{most['layout']}'s {cap:,} tokens, is {context - cap:,} tokens short "
+            f"no layout holds one {context:,}-token sequence{held}: the most KV room, "
+            f"{most['layout']}'s {cap:,} tokens, is {context + state - cap:,} tokens short "
             "(more GPUs, a GPU with more memory or a shorter --context)"
         )
     return "cost model unavailable or no layout fits: no comparison with the seed rule"

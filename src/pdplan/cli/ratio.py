@@ -87,7 +87,8 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     kv_dtype_bytes(opts["kv_dtype"])  # a name that is no KV-cache dtype: the KV dtypes listed
     said = shape_warning(spec)
     said += lengths_context_warning(spec, opts["isl"], opts["osl"], lens)
-    lp, ld, cm_p, cm_d, kv_cap = _instances(opts, spec, gpu, picked, said)
+    lp, ld, cm_p, cm_d, mem = _instances(opts, spec, gpu, picked, said)
+    kv_cap, state = mem.kv_capacity_tokens, mem.state_tokens_per_seq  # KV pool, tokens
     loaded = loaded_prefill_fn(cm_p)  # P at load: prompts packed to the token budget (H4/H5)
     res = ratio_from_model(
         lambda n: loaded(n).per_prompt_s, cm_d.decode_step, isl=opts["isl"], osl=opts["osl"],
@@ -95,7 +96,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
         decode_gpus=ld.gpus, rho=opts["rho"], qps=opts["qps"], max_batch=cm_d.max_running,
         isl_lengths=None if lens is None else lens.lengths,
         isl_counts=None if lens is None else lens.counts,
-        prefill_alone_fn=lambda n: loaded(n).alone_s,
+        prefill_alone_fn=lambda n: loaded(n).alone_s, state_tokens_per_seq=state,
     )  # fmt: skip
     sweep = qps_dependence(
         res.prefill_s, cm_d.decode_step, osl=opts["osl"], ctx_per_seq=res.ctx_per_seq,
@@ -105,6 +106,8 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     head = {"mode": "model", "model": spec.name, "gpu": gpu.name, "engine": opts["engine"],
             "prefill_layout": str(lp), "decode_layout": str(ld), "warnings": said}  # fmt: skip
     out = {**head, **_model_data(res, sweep, lp.gpus, ld.gpus, kv_cap, opts["tpot"])}
+    if state:
+        out["state_tokens_per_seq"] = state
     notes = out["notes"]
     pack = packing_note(res, loaded(round(res.gpu.isl)), cm_p)
     notes.insert(notes.index(res.notes[0]) + 1, pack)

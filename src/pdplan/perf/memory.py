@@ -10,6 +10,7 @@ from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError, DoesNotFitError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.efficiency import canonical_engine
+from pdplan.perf.kv_state import state_bytes_per_seq_per_gpu, state_tokens
 from pdplan.perf.sglang_memory import sglang_mem_fraction
 from pdplan.perf.weights import draft_head_bytes, weight_bytes_per_gpu
 
@@ -101,6 +102,25 @@ class MemoryPlan:
     kv_capacity_tokens: int  # tokens of KV one instance holds (all DP groups together)
     weight_dtype: str
     kv_dtype: str
+    # fixed recurrent state of one running sequence per GPU (SSM / linear-attention layers), B;
+    # with `context` given, kv_capacity_tokens already counts it (spread over `context` tokens)
+    state_bytes_per_seq: float = 0.0
+    kv_pool_tokens: int = -1  # KV slots with no state counted, tokens (-1: = kv_capacity_tokens)
+
+    @property
+    def state_tokens_per_seq(self) -> int:
+        """One sequence's fixed state in KV-pool tokens (perf.kv_state.state_tokens)."""
+        return state_tokens(self.state_bytes_per_seq, self.kv_bytes_per_token)
+
+    @property
+    def pool_tokens(self) -> int:
+        """KV slots of the instance with no state counted: the pool a simulator fills, charging
+        state_tokens_per_seq per running sequence on top of its tokens."""
+        return self.kv_capacity_tokens if self.kv_pool_tokens < 0 else self.kv_pool_tokens
+
+    def sequences_held(self, tokens: int) -> int:
+        """Sequences of `tokens` tokens the pool holds at once, each with its fixed state."""
+        return self.pool_tokens // max(1, tokens + self.state_tokens_per_seq)
 
     @property
     def used_bytes(self) -> float:
@@ -116,6 +136,8 @@ class MemoryPlan:
             "hbm_gib": round(self.hbm_bytes / GiB, 3),
             "kv_bytes_per_token_per_gpu": self.kv_bytes_per_token,
             "kv_capacity_tokens": self.kv_capacity_tokens,
+            "state_bytes_per_seq_per_gpu": self.state_bytes_per_seq,
+            "state_tokens_per_seq": self.state_tokens_per_seq,
             "weight_dtype": self.weight_dtype,
             "kv_dtype": self.kv_dtype,
         }
@@ -236,7 +258,11 @@ def plan_memory(
     per_tok *= 1.0 + draft_layers / model.num_layers  # the head's layer keeps its own KV
     # each DP-attention group holds its own sequences' KV; CP ranks hold disjoint tokens
     groups = layout.dp
-    cap = int(kv_free / per_tok) * groups if per_tok > 0 else 0
+    pool = int(kv_free / per_tok) * groups if per_tok > 0 else 0
+    state = state_bytes_per_seq_per_gpu(model, layout)  # B per running sequence per GPU
+    # at `context`, a sequence holds context x per_tok + state: per token, per_tok + state / ctx
+    seq_tok = per_tok + state / context if context and state else per_tok
+    cap = int(kv_free / seq_tok) * groups if seq_tok > 0 else 0
     return MemoryPlan(
         weights_bytes=weights,
         activation_bytes=act,
@@ -248,4 +274,6 @@ def plan_memory(
         kv_capacity_tokens=cap,
         weight_dtype=wdt,
         kv_dtype=kv_dtype,
+        state_bytes_per_seq=state,
+        kv_pool_tokens=pool,
     )

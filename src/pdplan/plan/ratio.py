@@ -149,13 +149,22 @@ def decode_point(
     ctx_per_seq: float,
     kv_capacity_tokens: float,
     max_batch: int = 4096,
+    state_tokens_per_seq: float = 0.0,
 ) -> tuple[int, float, str]:
-    """Largest batch whose step time meets `tpot` within KV capacity: (batch, step_s, limit)."""
-    kv_batch = int(kv_capacity_tokens // max(ctx_per_seq, 1.0))
+    """Largest batch whose step time meets `tpot` within KV capacity: (batch, step_s, limit).
+    A sequence holds ctx_per_seq tokens plus its fixed recurrent state (SSM / linear-attention
+    layers) in KV-pool tokens (MemoryPlan.state_tokens_per_seq), tokens."""
+    per_seq = max(ctx_per_seq + state_tokens_per_seq, 1.0)  # KV-pool tokens per sequence
+    kv_batch = int(kv_capacity_tokens // per_seq)
     if kv_batch < 1:
+        state = (
+            f" + {state_tokens_per_seq:,.0f} tokens' worth of recurrent state"
+            if state_tokens_per_seq
+            else ""
+        )
         raise ConfigError(
             f"KV capacity {kv_capacity_tokens:.0f} tokens holds no sequence of "
-            f"{ctx_per_seq:.0f} tokens on the decode instance"
+            f"{ctx_per_seq:.0f} tokens{state} on the decode instance"
         )
     hi = min(kv_batch, max_batch)
     if decode_step_fn(1, ctx_per_seq) > tpot:
@@ -241,15 +250,19 @@ def ratio_from_model(
     isl_counts: np.ndarray | list[float] | None = None,
     max_batch: int = 4096,
     prefill_alone_fn: PrefillFn | None = None,
+    state_tokens_per_seq: float = 0.0,
 ) -> ModelRatio:
     """P from instance-seconds per prompt (mean over the length distribution when given),
     D at the largest batch meeting `tpot`; pools rounded to whole instances, each >= 1.
-    `prefill_alone_fn` (a prompt on an idle instance) is only reported (prefill_alone_s)."""
+    `prefill_alone_fn` (a prompt on an idle instance) is only reported (prefill_alone_s).
+    `state_tokens_per_seq`: a sequence's fixed recurrent state in KV-pool tokens (decode_point)."""
     _positive(isl=isl, osl=osl, tpot=tpot, qps=qps)
     pre = _prefill_seconds(prefill_time_fn, prefill_alone_fn, isl, isl_lengths, isl_counts)
     isl, pre_s, alone_s, lengths = pre
     ctx = isl + osl / 2.0  # mean context over a sequence's decode life (KV grows isl -> isl+osl)
-    b, step, limit = decode_point(decode_step_fn, tpot, ctx, kv_capacity_tokens, max_batch)
+    b, step, limit = decode_point(
+        decode_step_fn, tpot, ctx, kv_capacity_tokens, max_batch, state_tokens_per_seq
+    )
     p_tps = isl / (pre_s * prefill_gpus)  # tokens/s per GPU
     d_tps = b / (step * decode_gpus)  # one token per sequence per step
     g = ratio_from_numbers(isl, osl, p_tps, d_tps, rho, qps)

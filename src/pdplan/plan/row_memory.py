@@ -32,6 +32,6 @@ def row_kv_memory(row: MeasuredRow, gpu: GPUSpec, lay: Layout, cm: CostModel) ->
         return frac, of_free
     mem = plan_memory(cm.model, gpu, lay, row.weight_dtype, kv_dtype_for(row), check=False,
                       moe_dtype=row.moe_dtype, mem_fraction=frac, draft_layers=drafts)  # fmt: skip
-    if mem.kv_capacity_tokens < row.isl + row.osl:  # the row ran, so its launch fit: it must
+    if mem.sequences_held(row.isl + row.osl) < 1:  # the row ran, so its launch fit: it must
         return RAISED_MEM_FRACTION, False  # have raised --mem-fraction-static past the default
     return frac, of_free
