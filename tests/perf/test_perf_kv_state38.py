@@ -83,3 +83,24 @@ def test_ratio_decode_batch_shrinks_with_state() -> None:
     assert plain.decode_batch == 100  # 110k // 1100-token mean context
     assert held.decode_batch == 50  # 110k // (1100 + 1100)
     assert held.instance_ratio < plain.instance_ratio  # decode costs more per request: more D
+
+
+def test_decode_state_traffic_uses_the_state_dtype() -> None:
+    """A decode step reads and writes each sequence's state in its own dtype: a BF16 Mamba
+    state (Nemotron-H, no mamba_ssm_cache_dtype) moves half the bytes of an FP32 one."""
+    from dataclasses import replace
+
+    from pdplan.perf.efficiency import get_efficiency
+    from pdplan.perf.hardware import Hardware
+    from pdplan.perf.linear_attn import linear_attn_time
+    from pdplan.perf.step import BatchShape
+
+    m = get_model(HYBRID)
+    assert m.linear_attn is not None and m.linear_attn.state_bytes == 2.0
+    fp32 = replace(m, linear_attn=replace(m.linear_attn, state_bytes=4.0))
+    # compute far faster than memory, so the state traffic alone sets the time
+    hw = Hardware(gemm_flops=1e30, moe_flops=1e30, attn_flops=1e30, hbm=1e12, wb=2, mb=2, kvb=2)
+    eff, lay, shape = get_efficiency("vllm"), Layout(tp=1), BatchShape(decode_seqs=64)
+    t16 = linear_attn_time(m, shape, lay, eff, hw)
+    assert t16 > 0
+    assert linear_attn_time(fp32, shape, lay, eff, hw) == pytest.approx(2 * t16)

@@ -52,7 +52,8 @@ def linear_attn_time(
 ) -> float:
     """Linear attention / SSM mixer of one layer: prompt tokens run the chunked kernels
     (`linear_prefill_flops`); decode tokens the recurrence, ~4*Hv*dk*dv FLOPs (state update +
-    readout). Every sequence of the step reads and writes its fp32 state (Hv*dk*dv*4 B) once."""
+    readout). Every sequence of the step reads and writes its state (Hv*dk*dv elements in the
+    state dtype, LinearAttnSpec.state_bytes: fp32, or bf16 where a Mamba config says) once."""
     la = model.linear_attn
     if la is None:
         return 0.0
@@ -60,6 +61,6 @@ def linear_attn_time(
     decode = 4.0 * hv * la.key_head_dim * la.value_head_dim * shape.decode_seqs
     prefill = linear_prefill_flops(model) / lay.tp * shape.prefill_tokens
     flops = (decode + prefill) / lay.dp
-    state = hv * la.key_head_dim * la.value_head_dim * 4.0
+    state = hv * la.key_head_dim * la.value_head_dim * la.state_bytes  # B per sequence
     nbytes = 2.0 * state * (shape.decode_seqs + shape.prefill_seqs) / lay.dp
     return max(flops / (hw.attn_flops * eff.attn_eta), nbytes / (hw.hbm * eff.mem_eta))
