@@ -115,7 +115,8 @@ def _instance(
         role=role,
         step_model=cm,
         max_batch=max(1, row.concurrency or 1),
-        kv_capacity_tokens=mem.kv_capacity_tokens,
+        kv_capacity_tokens=mem.pool_tokens,  # the state is charged per sequence instead
+        kv_state_tokens=mem.state_tokens_per_seq,
         chunk_budget=chunk,
         prefill_token_budget=cm.step_token_budget,
         gpus=lay.gpus,
@@ -194,7 +195,8 @@ def simulate_measured_row(
 def _no_request_reason(instances: list[InstanceSpec], row: MeasuredRow) -> str:
     """Why a simulated row finished no request: an instance's KV room against one request's."""
     need = row.isl + row.osl
-    cap = min(s.kv_capacity_tokens for s in instances)
+    # KV room of one sequence: the pool less its recurrent state (hybrid models)
+    cap = min(s.kv_capacity_tokens - (s.kv_state_tokens or 0) for s in instances)
     if cap < need:
         return (
             f"one request needs KV for {need:,} tokens (ISL + OSL) but an instance holds "

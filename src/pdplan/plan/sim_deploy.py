@@ -175,9 +175,9 @@ def _make(
     role: str,
     layout: Layout,
     on: str | None = None,
-) -> tuple[CostModel, int]:
-    """(cost model, KV capacity tokens) of one pool's layout on its GPU; the layout's
-    warnings gathered once each."""
+) -> tuple[CostModel, int, int]:
+    """(cost model, KV capacity tokens, a sequence's recurrent state in KV tokens) of one
+    pool's layout on its GPU; the layout's warnings gathered once each."""
     g = hw(on)
     chk = require_valid(m, layout, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
     for text in chk.warnings:
@@ -193,7 +193,7 @@ def _make(
     frac = frac if mem_fraction is None else mem_fraction
     mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free,
                       draft_layers=drafts)  # fmt: skip
-    return cm, int(mem.kv_capacity_tokens)
+    return cm, int(mem.pool_tokens), mem.state_tokens_per_seq
 
 
 def _links(g: Any) -> dict[str, float]:

@@ -65,6 +65,9 @@ def check_instance(spec: InstanceSpec) -> None:
         v = getattr(spec, name)
         if not (_is_int(v) and v >= least):
             raise ConfigError(f"{name}={v!r} must be an integer >= {least}")
+    st = spec.kv_state_tokens
+    if st is not None and not (_is_int(st) and st >= 0):
+        raise ConfigError(f"kv_state_tokens={st!r} must be an integer >= 0 or None")
     if spec.kv_senders > spec.gpus:
         raise ConfigError(f"kv_senders={spec.kv_senders} must be in 0..gpus={spec.gpus}")
     if spec.chunk_budget is not None and not (

@@ -120,23 +120,25 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         ok = [i for i in self.inst if not i.draining and not i.offline]
         self.p_cands = [i for i in ok if i.role in ("prefill", "agg")]
         self.d_cands = [i for i in ok if i.role == "decode"]
-        self.d_cap_min = min((i.cap for i in self.d_cands), default=0)  # tokens (HandoffMixin)
+        self.d_cap_min = min((i.fit for i in self.d_cands), default=0)  # tokens (HandoffMixin)
         self._d_fit_all = self.d_cap_min >= self._need_max  # every request fits every one
         # prompt + output must fit the KV (tokens) of the instance that decodes it. _pair and
         # the agg router (PrefillRouteMixin._fitting) choose one that holds it, so the limit
         # is the largest pool: '1D:tp4@a100-40gb+1D:tp4' holds what its larger instance does
         # (the smallest pool's limit dropped those). One draining to prefill does not count;
         # while none is there or coming (all switching), any may become one: the largest
-        dec = [i.cap for i in self.inst if _decodes(i)]
-        self.cap_limit = max(dec) if dec else max(i.cap for i in self.inst)
+        dec = [i.fit for i in self.inst if _decodes(i)]  # KV room of one sequence beside its state
+        self.cap_limit = max(dec) if dec else max(i.fit for i in self.inst)
 
     def _too_long(self) -> str:
         """The drop reason of a request longer than the largest KV pool it could decode in."""
         dec = [i for i in self.inst if _decodes(i)] or self.inst
-        big = min((i for i in dec if i.cap == self.cap_limit), key=lambda i: i.idx)
+        big = min((i for i in dec if i.fit == self.cap_limit), key=lambda i: i.idx)
         name, cap = big.spec.name or big.idx, f"{self.cap_limit:,} tokens"
+        if big.st:  # a hybrid model's recurrent state takes part of the pool per sequence
+            cap += f" beside its recurrent state's {big.st:,}"
         role = "" if big.role == "agg" else f"{big.role} "
-        if len({i.cap for i in dec}) > 1:  # pools differ in size: it exceeds every one
+        if len({i.fit for i in dec}) > 1:  # pools differ in size: it exceeds every one
             return f"prompt + output exceed every {role}instance's KV capacity ({name}'s {cap})"
         return f"prompt + output exceed the KV capacity of one {role}instance {name} ({cap})"
 
@@ -225,7 +227,7 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
             if c.outstanding < low:
                 inst, low = c, c.outstanding
         need = i + (o if inst.role == "agg" else 0)  # tokens: an agg instance decodes it too
-        if need > inst.cap:  # too long for it: the least loaded of those it fits, if any
+        if need > inst.fit:  # too long for it: the least loaded of those it fits, if any
             inst = self._fitting(cands, need)
             if inst is None:
                 return self._drop(rid, "prompt exceeds every prefill instance's KV capacity")

@@ -69,6 +69,11 @@ class InstanceSpec:
         is preempted (TensorRT-LLM's default capacity scheduler, GUARANTEED_NO_EVICT); False =
         admit on the prompt's KV and preempt when decodes fill the cache (vLLM, SGLang).
         Aggregated instances only.
+    kv_state_tokens: KV-pool tokens one sequence's fixed recurrent state (SSM /
+        linear-attention layers) takes while it holds KV there, on top of its tokens
+        (perf.memory.MemoryPlan.state_tokens_per_seq: engines keep it in the KV cache's memory,
+        one state per running request); None = from the config's KV shape,
+        ceil(kv_state_bytes / kv_bytes(1) without it), 0 for models without such layers.
     """
 
     role: str
@@ -88,6 +93,7 @@ class InstanceSpec:
     kv_senders: int = 0
     ctx_gate: ContextGate | None = None
     kv_reserve_output: bool = False
+    kv_state_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -85,18 +85,19 @@ class DecodeMixin:
         bound = b * (self.run_n if self.in_run else 1) + nxt if self.busy else nxt  # >= proj
         cut = -1
         admitted = False
+        st = self.st  # tokens of recurrent state each sequence holds beside its KV
         while jq and slots > 0:
             rid = jq[0]
             need = r.ctx0[rid]
-            if self.kv_used + need + bound + 1 > cap:
+            if self.kv_used + need + st + bound + 1 > cap:
                 if cut < 0:
                     cut = self._cut()
-                if self.kv_used + need + b * cut + nxt + 1 > cap:
+                if self.kv_used + need + st + b * cut + nxt + 1 > cap:
                     break
             jq.popleft()
             admitted = True
             slots -= 1
-            self.kv_used += need
+            self.kv_used += need + st
             if self.swapped and rid in self.swapped:
                 self._swap_in(rid, need)
             else:
@@ -250,9 +251,9 @@ class DecodeMixin:
             _, rid, base, o = heapq.heappop(fin)
             used = base + K  # its KV: ctx0 + (K - K at its join)
             self.C -= used
-            self.kv_used -= used
+            self.kv_used -= used + self.st  # its KV and its recurrent state
             if self.kv_full >= 0:  # its reservation (kv_reserve_output) is free again
-                self.kv_full -= r.inp[rid] + r.out[rid]
+                self.kv_full -= r.inp[rid] + r.out[rid] + self.st
             self.B -= 1
             del self.running[rid]
             r.gen[rid] = o

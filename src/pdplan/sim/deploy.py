@@ -213,7 +213,7 @@ def layout_syntax_error(text: str) -> str | None:
 
 def build_instances(
     pools: list[Pool],
-    make: Callable[[str, Layout, str | None], tuple[StepModel, int]],
+    make: Callable[[str, Layout, str | None], tuple[StepModel, int] | tuple[StepModel, int, int]],
     gpus_per_node: int = 8,
     *,
     links: Callable[[str | None], Mapping[str, float]] | None = None,
@@ -226,8 +226,9 @@ def build_instances(
     "packed" pool after pool, "mixed" the roles interleaved so P and D share nodes; an
     instance never straddles a node unless it is larger than one; other hardware, other nodes).
 
-    make(role, layout, gpu) -> (step model, KV capacity tokens), gpu = the pool's '@GPU' or
-    None. links(gpu) -> that GPU's InstanceSpec link speeds (nic_bytes_per_s, ...) and
+    make(role, layout, gpu) -> (step model, KV capacity tokens[, a sequence's recurrent state
+    in KV tokens: InstanceSpec.kv_state_tokens]), gpu = the pool's '@GPU' or None.
+    links(gpu) -> that GPU's InstanceSpec link speeds (nic_bytes_per_s, ...) and
     'gpus_per_node' (GPUs one NVLink domain joins; else `gpus_per_node`). kv_senders(layout)
     -> the GPUs that carry one request's KV under that layout (perf.kv_transfer.kv_shards;
     InstanceSpec.kv_senders; None: all the instance's GPUs). spec_kw go to every
@@ -239,10 +240,13 @@ def build_instances(
     items: list[tuple[str | None, int, str, int]] = []  # (hardware, GPUs, role, per node)
     per_role: dict[str, int] = {}
     for pool in pools:
-        model, cap = make(pool.role, pool.layout, pool.gpu)
+        made = make(pool.role, pool.layout, pool.gpu)
+        model, cap = made[0], made[1]
         hw = dict(links(pool.gpu)) if links else {}
         per_node = int(hw.pop("gpus_per_node", gpus_per_node))
         kw = {**hw, **spec_kw}
+        if len(made) > 2 and "kv_state_tokens" not in kw:
+            kw["kv_state_tokens"] = made[2]  # type: ignore[misc]
         if kv_senders is not None and "kv_senders" not in kw:
             kw["kv_senders"] = kv_senders(pool.layout)
         _engine_defaults(kw, model, chunked and pool.role == "agg")

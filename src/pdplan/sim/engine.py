@@ -11,6 +11,7 @@ from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.decode import DecodeMixin
 from pdplan.sim.first_tokens import FirstTokenMixin
+from pdplan.sim.kv_shape import seq_state_tokens
 from pdplan.sim.lazyjoin import LazyJoinMixin
 from pdplan.sim.mixed import MixedStepMixin
 from pdplan.sim.polling import PollMixin
@@ -50,13 +51,18 @@ class Instance(
         "next_role "
         "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
         "running samples "
-        "seq sim spec stall swap_s swapped tK tracer ver ".split()
+        "seq sim spec st stall swap_s swapped tK tracer ver fit ".split()
     )
 
     def __init__(self, idx: int, spec: InstanceSpec, sim: Simulator) -> None:
         self.idx, self.spec, self.sim, self.role = idx, spec, sim, spec.role
         self.model = spec.step_model
         self.cap = spec.kv_capacity_tokens
+        # a sequence's fixed recurrent state in KV-pool tokens, charged to kv_used while it
+        # holds KV here (0 without SSM / linear-attention layers); fit: the most tokens one
+        # sequence may hold beside it
+        self.st = seq_state_tokens(sim.cfg, spec)
+        self.fit = self.cap - self.st
         self.pq: deque[int] = deque()  # prompts to prefill (or recompute), head may be partial
         self.inbox: deque[int] = deque()  # arrived, not yet taken in (spec.recv_interval > 1)
         self.recv = spec.recv_interval
@@ -198,6 +204,6 @@ class Instance(
         if self.B + self.prefilling >= self.spec.max_batch:
             return False
         nxt = self.role != "prefill"  # its next token's slot, unless its KV leaves
-        if self.kv_full >= 0 and self.kv_full + r.inp[rid] + r.out[rid] > self.cap:
+        if self.kv_full >= 0 and self.kv_full + r.inp[rid] + r.out[rid] + self.st > self.cap:
             return False  # its whole output's KV is not free (kv_reserve_output)
-        return self.kv_used + r.todo[rid] + r.pdone[rid] + self.B + nxt <= self.cap
+        return self.kv_used + r.todo[rid] + r.pdone[rid] + self.st + self.B + nxt <= self.cap

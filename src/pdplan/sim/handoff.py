@@ -50,7 +50,7 @@ class HandoffMixin:
         # and output in their KV (_d_fit_all: none is too small for any request, no lookups)
         if not self._d_fit_all and cands and self.d_cap_min < r.inp[rid] + r.out[rid]:
             need = r.inp[rid] + r.out[rid]
-            cands = [c for c in cands if c.cap >= need]
+            cands = [c for c in cands if c.fit >= need]
         if not cands:
             self._parked[rid] = self.loop.now  # waits, holding its KV on p, for a decode one
             return
@@ -100,7 +100,7 @@ class HandoffMixin:
             came = det.restart.get(rid, r.arrival[rid])  # s, it queued on p from then
             det.elsewhere.append((p.idx, r.pf_start[rid] - came, r.pf_end[rid] - r.pf_start[rid]))
             det.restart[rid], r.pf_start[rid] = now, float("nan")  # its next prefill is anew
-            p.kv_used -= r.ctx0[rid]
+            p.kv_used -= r.ctx0[rid] + p.st  # its KV and its recurrent state
             r.todo[rid], r.pdone[rid], r.hit[rid] = r.inp[rid], 0, 0
             r.not_before[rid] = 0.0
             r.preempt[rid] += 1
@@ -116,7 +116,7 @@ class HandoffMixin:
     ) -> None:
         """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
         r, now = self.req, self.loop.now
-        p.kv_used -= r.ctx0[rid]  # Instance.release, inlined: the prefill side frees its KV
+        p.kv_used -= r.ctx0[rid] + p.st  # Instance.release, inlined: p frees its KV and state
         if (p.pq or p.draining) and (p.in_run or not p.busy):
             p.kick()  # (a busy prefill step takes the new work at its end anyway)
         nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise

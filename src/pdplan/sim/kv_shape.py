@@ -10,7 +10,7 @@ from pdplan.errors import ConfigError
 if TYPE_CHECKING:
     from pdplan.sim.config import InstanceSpec, SimConfig
 
-__all__ = ["fill_kv_shape"]
+__all__ = ["fill_kv_shape", "seq_state_tokens"]
 
 
 def fill_kv_shape(cfg: SimConfig) -> None:
@@ -55,3 +55,14 @@ def _kv_shape(
             a, windows, state = model.kv_bytes_parts(kv_dtype)
             return float(a), windows, float(state), int(model.num_layers)
     return _FALLBACK_KV
+
+
+def seq_state_tokens(cfg: SimConfig, spec: InstanceSpec) -> int:
+    """KV-pool tokens one sequence's fixed recurrent state takes on an instance: its
+    kv_state_tokens, else ceil(kv_state_bytes / a token's KV without the state), both of the
+    whole model (the same ratio as per GPU when state and KV split alike over TP)."""
+    if spec.kv_state_tokens is not None:
+        return spec.kv_state_tokens
+    state = cfg.kv_state_bytes
+    per_token = cfg.kv_bytes(1) - state  # B: growing + window layers' first token
+    return math.ceil(state / per_token) if state > 0 and per_token > 0 else 0

@@ -79,9 +79,9 @@ class PreemptMixin:
         fin.pop()
         heapify(fin)
         self.C -= used
-        self.kv_used -= used
+        self.kv_used -= used + self.st  # its KV and its recurrent state
         if self.kv_full >= 0:  # its reservation goes with it (taken again on re-admission)
-            self.kv_full -= r.inp[rid] + r.out[rid]
+            self.kv_full -= r.inp[rid] + r.out[rid] + self.st
         self.B -= 1
         del self.running[rid]
         r.gen[rid] += done
@@ -118,7 +118,7 @@ class PreemptMixin:
         # tokens; below cap only where a disaggregated request fills its decode pool exactly
         # (its ledger holds inp + gen KV tokens, one more than an agg one's): that recompute
         # yields its last token, and with the admission's next-token slot it would never fit
-        need = used + 1 if used + 2 <= self.cap else used
+        need = used + 1 if used + 2 <= self.fit else used
         r.todo[rid] = need - hit
         r.pdone[rid] = hit
         # first of the waiting prompts, behind the ones already being prefilled: those hold

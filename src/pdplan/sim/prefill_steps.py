@@ -42,14 +42,15 @@ class PrefillMixin:
             if rid not in started:
                 if self.B + self.prefilling >= self.spec.max_batch:
                     break
-                if self.kv_used + todo + done + self.B + (role != "prefill") > self.cap:
+                held = todo + done + self.st  # its KV and its recurrent state, tokens
+                if self.kv_used + held + self.B + (role != "prefill") > self.cap:
                     break  # + its next token, unless its KV leaves for a decode instance
                 if self.kv_full >= 0:  # kv_reserve_output: its whole output must fit too
-                    full = r.inp[rid] + r.out[rid]
+                    full = r.inp[rid] + r.out[rid] + self.st
                     if self.kv_full + full > self.cap:
                         break
                     self.kv_full += full
-                self.kv_used += todo + done
+                self.kv_used += held
                 started.add(rid)
                 self.prefilling += 1
                 ps = r.pf_start[rid]
@@ -159,9 +160,9 @@ class PrefillMixin:
             else:  # a recompute after a token (only those come here with one): it samples
                 self._recomputed(rid, now)  # the next (PreemptMixin._queue_recompute)
             if gen[rid] >= r.out[rid]:  # done at its prefill (one token out, or a recompute's last)
-                self.kv_used -= done
+                self.kv_used -= done + self.st
                 if self.kv_full >= 0:  # its reservation (kv_reserve_output) is free again
-                    self.kv_full -= r.inp[rid] + r.out[rid]
+                    self.kv_full -= r.inp[rid] + r.out[rid] + self.st
                 sim.on_finish(rid, self, now)
             else:
                 self.ready.append(rid)

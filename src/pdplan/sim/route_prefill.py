@@ -28,7 +28,7 @@ class PrefillRouteMixin:
         else:
             hashes, inst = (), self.router.choose(self.p_cands)
         need = inp + (r.out[rid] if inst.role == "agg" else 0)  # tokens: agg decodes it too
-        if need > inst.cap:  # too long for it: the least loaded of those it fits, if any
+        if need > inst.fit:  # too long for it: the least loaded of those it fits, if any
             inst = self._fitting(self.p_cands, need)
             if inst is None:
                 return self._drop(rid, "prompt exceeds every prefill instance's KV capacity")
@@ -48,5 +48,5 @@ class PrefillRouteMixin:
     def _fitting(cands: list[Instance], tokens: int) -> Instance | None:
         """The least loaded candidate whose KV pool holds `tokens`, or None (pools differ in
         size when instances do, e.g. on different GPUs)."""
-        fit = [c for c in cands if c.cap >= tokens]
+        fit = [c for c in cands if c.fit >= tokens]
         return min(fit, key=lambda c: (c.outstanding, c.idx)) if fit else None
