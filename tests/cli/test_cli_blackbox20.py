@@ -29,7 +29,7 @@ def test_ratio_numbers_tiny_rate_still_needs_one_gpu_per_pool(
          "--decode-tps", "2000", "--qps", "1e-9"],
     )  # fmt: skip
     assert (d["n_prefill_gpus"], d["n_decode_gpus"]) == (1, 1)
-    assert "-> 1 prefill GPUs" in d["notes"][-1] and "-> 1 decode GPUs" in d["notes"][-1]
+    assert "-> 1 prefill GPU," in d["notes"][-1] and "-> 1 decode GPU" in d["notes"][-1]
 
 
 def test_ratio_numbers_seed_rounding_unchanged(capsys: pytest.CaptureFixture[str]) -> None:

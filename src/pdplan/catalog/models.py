@@ -14,6 +14,7 @@ from pdplan.catalog.model_names import ALIASES as _ALIASES
 from pdplan.catalog.model_names import DTYPE_SUFFIXES as _DTYPE_SUFFIXES
 from pdplan.catalog.model_names import FAMILY_SIZE_NOTE, PLAIN_SUFFIX, by_family_size
 from pdplan.catalog.model_presets import MODEL_PRESETS
+from pdplan.catalog.model_releases import release_dtypes
 from pdplan.catalog.model_spec import (
     AttnGeom,
     CompressedAttnSpec,
@@ -183,7 +184,10 @@ def get_model(name_or_path: str) -> ModelSpec:
     if found is None:  # a path that names no config says so, rather than listing the catalog
         raise _missing_path(name_or_path) or _unknown(name_or_path)
     spec = _preset(found[0])
-    if found[1] and spec.moe_weight_dtype:  # a release of experts in their own dtype (gpt-oss
+    release = release_dtypes(name_or_path, spec.moe is not None)
+    if release is not None:  # a listed release: its quant config's dtypes, part by part
+        changes.update(release)
+    elif found[1] and spec.moe_weight_dtype:  # a release of experts in their own dtype (gpt-oss
         changes["moe_weight_dtype"] = found[1]  # MXFP4, NVFP4): the name says the experts'
     elif found[1]:
         changes["weight_dtype"] = found[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pdplan._text import count, gpus
 from pdplan.cli._common import kv_table, num
 
 __all__ = ["render"]
@@ -17,7 +18,7 @@ def render(out: dict[str, Any]) -> Any:
             (
                 "setup",
                 f"{out['mode']}, ISL {out['isl']}, OSL {out['osl']}, "
-                f"{out['concurrency']} clients, {out['gpus']} GPUs",
+                f"{count(out['concurrency'], 'client')}, {gpus(out['gpus'])}",
             ),
             ("layout", _layout_text(out)),
             ("TTFT", _ms(e["ttft_ms"])),

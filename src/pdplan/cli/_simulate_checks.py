@@ -186,16 +186,29 @@ def unreached_switches(specs: list[str], switches: tuple[Any, ...], columns: Any
             )
 
 
-def check_seed(o: dict[str, Any], workload_draws: bool) -> None:
+def check_seed(o: dict[str, Any], workload_draws: bool, instances: tuple[Any, ...] = ()) -> None:
     """Refuse a --seed that nothing in the run would use: no length or arrival drawn at
     random (a trace replayed by its timestamps or with --clients; a closed-loop spec of fixed
-    lengths) and no p2c routing or pairing. Such runs are the same whatever the seed, and a
-    user sweeping seeds would read identical results as a settled estimate."""
-    if o["seed"] is None or workload_draws or "p2c" in (o["routing"], o["pairing"]):
+    lengths) and no p2c choice among two or more instances. Such runs are the same whatever
+    the seed, and a user sweeping seeds would read identical results as a settled estimate.
+    p2c over exactly 2 instances does draw: the pair's random order breaks load ties."""
+    if o["seed"] is None or workload_draws or _p2c_draws(o, instances):
         return
     raise ConfigError(
         f"--seed {o['seed']}: nothing in this run is drawn at random (the workload's lengths "
-        "and arrival times are fixed, and neither --routing nor --pairing is p2c), so every "
-        "seed gives the same run; drop it, or draw arrivals with --rate (a trace) or lengths "
-        "from a distribution (isl=lognormal:MEAN:SIGMA)"
+        "and arrival times are fixed, and no --routing / --pairing p2c chooses among two or "
+        "more instances), so every seed gives the same run; drop it, or draw arrivals with "
+        "--rate (a trace) or lengths from a distribution (isl=lognormal:MEAN:SIGMA)"
     )
+
+
+def _p2c_draws(o: dict[str, Any], instances: tuple[Any, ...]) -> bool:
+    """Whether a p2c router draws: over one instance it takes that one (Router.choose).
+    Role switches change the pools, so then every instance counts for both; no instances
+    given (the pools unknown): p2c draws."""
+    if not instances:
+        return "p2c" in (o["routing"], o["pairing"])
+    roles = ["any" if o.get("switch") else i.role for i in instances]
+    routed = sum(r in ("agg", "prefill", "any") for r in roles)
+    paired = sum(r in ("decode", "any") for r in roles)
+    return (o["routing"] == "p2c" and routed >= 2) or (o["pairing"] == "p2c" and paired >= 2)

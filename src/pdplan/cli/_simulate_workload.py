@@ -74,7 +74,10 @@ def workload(
 
     n = int(num.get("n", int(_DEFAULTS["n"][0])))
     rate = num.get("rate", 1.0)
-    wl = wlmod.synthesize(n=n, rate=rate, seed=seed, **lengths)  # type: ignore[attr-defined]
+    try:  # synthesize's own caps (rate over MAX_RATE, a span past MAX_SPAN_S) name the spec
+        wl = wlmod.synthesize(n=n, rate=rate, seed=seed, **lengths)  # type: ignore[attr-defined]
+    except InputError as exc:
+        raise InputError(f"workload spec {spec!r}: {exc}") from None
     if kind == "closed":
         conc = int(num.get("c", 1))
         return wl, Arrivals("closed", concurrency=conc, think_s=num.get("think", 0.0))

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from pdplan._text import count
 from pdplan.cli._common import context_warning, emit, kv_dtype_arg, kv_table, num, shape_warning
 from pdplan.errors import ConfigError
 
@@ -87,12 +88,13 @@ def _check_layouts(spec: Any, gpu: Any, *layouts: str | None) -> None:
 def _render(c: Console, kv: Any, seed: Any, notes: list[str]) -> None:
     plus = " = tokens x KV per token + fixed state" if kv.state_bytes else ""
     rows = [
-        ("model", f"{kv.model} ({kv.tokens} tokens, KV {kv.kv_dtype}, sent as {kv.transit_dtype})"),
+        ("model", f"{kv.model} ({count(kv.tokens, 'token')}, KV {kv.kv_dtype}, "
+                  f"sent as {kv.transit_dtype})"),
         ("KV per token", f"{kv.bytes_per_token:,.0f} B ({kv.bytes_per_token_layer:,.0f} B per "
                          "full-attention layer)"),
         *_state_rows(kv),
         ("KV of the prompt", f"{kv.total_bytes:,.0f} B = {num(kv.total_bytes / 1e9)} GB{plus}"),
-        ("links", f"{kv.senders} sender(s) -> {kv.receivers} receiver(s), "
+        ("links", f"{count(kv.senders, 'sender')} -> {count(kv.receivers, 'receiver')}, "
                   f"{num(kv.shard_bytes / 1e6)} MB per sender"),
         ("path", f"{kv.path} {kv.link_gbps:g} Gb/s x {kv.efficiency:g} efficiency "
                  f"+ {kv.latency_s * 1e6:.0f} us"),

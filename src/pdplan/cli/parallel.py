@@ -6,6 +6,7 @@ from typing import Any
 
 import typer
 
+from pdplan._text import count
 from pdplan.cli._common import context_warning, emit, shape_warning
 from pdplan.errors import ConfigError
 
@@ -208,7 +209,7 @@ def parallel_cmd(
     seed = str(pick.layout) if pick.layout is not None else ""
     shown = Layout.parse(layout) if layout else (pick.layout or Layout.parse(rows[0]["layout"]))
     if layout and gpus and shown.gpus != n:
-        raise ConfigError(f"--layout {shown} uses {shown.gpus} GPUs, --gpus says {n}")
+        raise ConfigError(f"--layout {shown} uses {count(shown.gpus, 'GPU')}, --gpus says {n}")
     _cp_needs_context(shown, context)
     dom = {"scaleup_domain": g.scaleup_domain, "gpus_per_node": g.gpus_per_node}
     chk = require_valid(spec, shown, context_len=context, **dom)

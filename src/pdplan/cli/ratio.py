@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pdplan._text import count
 from pdplan.cli._common import (
     MEM_FRACTION_HELP,
     emit,
@@ -159,8 +160,9 @@ def _summary_rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
         rows.append(("decode batch", f"{d['decode_batch']} at "
                                      f"{d['decode_step_s'] * 1e3:.1f} ms/step"))  # fmt: skip
     if d["qps"] is not None:
-        rows.append((f"at {d['qps']:g} QPS", f"{d['n_prefill_gpus']} prefill GPUs + "
-                                             f"{d['n_decode_gpus']} decode GPUs"))  # fmt: skip
+        pools = f"{count(d['n_prefill_gpus'], 'prefill GPU')} + "
+        pools += count(d["n_decode_gpus"], "decode GPU")
+        rows.append((f"at {d['qps']:g} QPS", pools))
     return rows
 
 

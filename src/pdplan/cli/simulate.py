@@ -61,7 +61,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     preemption_note(o["engine"], o["preemption"])
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
     wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"] or 0)
-    check_seed(o, draws_at_random(workload, arrivals))
+    check_seed(o, draws_at_random(workload, arrivals), cluster.instances)
     check_roles(cluster.instances, o)
     locality_note(cluster.instances, o)
     cfg = _config(cluster, wl, o)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from pdplan.cli._common import emit, kv_table, num
 from pdplan.cli._paths import check_output, replaced_on_success
+from pdplan.cli._synth_flags import flag_named
 from pdplan.errors import ConfigError, InputError
 from pdplan.workload import (
     metrics_summary,
@@ -255,17 +256,9 @@ def synth(
         )
     output_format(out)  # an unsupported extension is refused before any work
     check_output(out, "--out")
-    w = synthesize(
-        n=n,
-        duration_s=duration,
-        rate=rate,
-        arrival=arrival,
-        cv=1.0 if cv is None else cv,
-        input=inp,
-        output=outp,
-        rate_curve=curve,
-        seed=seed,
-    )
+    kw = dict(n=n, duration_s=duration, rate=rate, arrival=arrival, cv=1.0 if cv is None else cv)
+    kw.update(input=inp, output=outp, rate_curve=curve, seed=seed)
+    w = flag_named(lambda: synthesize(**kw), inp, outp)  # type: ignore[arg-type]
     kind = _write_trace(w, out)
     s = workload_stats(w)
     s.pop("joint_histogram")

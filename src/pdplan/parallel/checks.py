@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pdplan._text import gpus
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError
 from pdplan.parallel.comm import wide_ep
@@ -136,7 +137,7 @@ def _check_span(lay: Layout, domain: int, per_node: int, warn: list[str], notes:
         )
     elif lay.tp > domain:
         warn.append(
-            f"TP={lay.tp} crosses nodes (scale-up domain {domain} GPUs): the seed says "
+            f"TP={lay.tp} crosses nodes (scale-up domain {gpus(domain)}): the seed says "
             f"never do it, every layer's all-reduce goes over the NIC"
         )
     elif lay.stage_gpus > domain and lay.stage_gpus <= per_node:

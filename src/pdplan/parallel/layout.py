@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pdplan._text import gpus
 from pdplan.errors import ConfigError
 
 __all__ = ["Layout"]
@@ -52,7 +53,7 @@ class Layout:
         if self.moe_tp is None:
             if width % self.ep:
                 raise ConfigError(
-                    f"EP={self.ep} does not divide the {width} GPUs of a stage (TP*DP*CP)"
+                    f"EP={self.ep} does not divide the {gpus(width)} of a stage (TP*DP*CP)"
                 )
             object.__setattr__(self, "moe_tp", width // self.ep)
         elif self.moe_tp * self.ep != width:

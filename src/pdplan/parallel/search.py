@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pdplan._text import gpus
 from pdplan.catalog.model_spec import ModelSpec
 from pdplan.errors import ConfigError
 from pdplan.parallel.checks import CP_MIN_CONTEXT, check_layout
@@ -159,7 +160,7 @@ def _seed_ep(model: ModelSpec, stage: int) -> int:
     fits = [d for d in divisors(stage) if moe.num_experts % d == 0 and width % (stage // d) == 0]
     if not fits:
         raise ConfigError(
-            f"seed rule: no EP over a stage of {stage} GPUs divides {moe.num_experts} experts "
+            f"seed rule: no EP over a stage of {gpus(stage)} divides {moe.num_experts} experts "
             f"and leaves an expert TP dividing the expert FFN width {width}; choose a GPU "
             "count whose stage is a power of two (or give --layout)"
         )
@@ -172,7 +173,7 @@ def _tp_step(tp: int, n_gpus: int, per_node: int) -> str:
     if tp == per_node:
         return f"TP={tp} fills the node (largest TP <= {per_node} dividing the heads)"
     cap = min(n_gpus, per_node)
-    return f"TP={tp} (largest TP <= {cap} dividing the heads and the {n_gpus} GPUs)"
+    return f"TP={tp} (largest TP <= {cap} dividing the heads and the {gpus(n_gpus)})"
 
 
 def seed_rule(
@@ -196,10 +197,10 @@ def seed_rule(
     elif pp > 1:
         steps.append(f"PP={pp} {where}")
     if pp > model.num_layers:  # after the swap: a long context puts those nodes in CP
-        raise ConfigError(f"{n_gpus} GPUs need PP={pp} > {model.num_layers} layers")
+        raise ConfigError(f"{gpus(n_gpus)} need PP={pp} > {model.num_layers} layers")
     if model.moe is not None:
         ep = _seed_ep(model, tp * cp)
         if ep > 1:
             steps.append(f"EP={ep} over the stage's GPUs for the {model.moe.num_experts} experts")
     lay = Layout(tp=tp, pp=pp, cp=cp, ep=ep, sp=sp)
-    return SeedPick(lay, f"seed rule for {n_gpus} GPUs: " + "; ".join(steps) + f" -> {lay}")
+    return SeedPick(lay, f"seed rule for {gpus(n_gpus)}: " + "; ".join(steps) + f" -> {lay}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pdplan._text import count, gpus
 from pdplan.errors import ConfigError
 from pdplan.plan.ratio_lengths import LengthEffect, prefill_by_distribution
 
@@ -123,8 +124,8 @@ def ratio_from_numbers(
         n_p = max(1, math.ceil(qps * pre / rho - 1e-9))
         n_d = max(1, math.ceil(qps * dec / rho - 1e-9))
         notes.append(
-            f"at {qps:g} QPS and rho={rho:g}: {qps * pre / rho:.2f} -> {n_p} prefill "
-            f"GPUs, {qps * dec / rho:.2f} -> {n_d} decode GPUs"
+            f"at {qps:g} QPS and rho={rho:g}: {qps * pre / rho:.2f} -> "
+            f"{count(n_p, 'prefill GPU')}, {qps * dec / rho:.2f} -> {count(n_d, 'decode GPU')}"
         )
     return RatioResult(
         isl,
@@ -273,8 +274,8 @@ def ratio_from_model(
         n_d = max(1, math.ceil(qps * osl * step / (b * rho) - 1e-9))
     notes = list(g.notes) + _model_notes(limit, b, step, tpot, lengths)
     if n_p is not None and n_d is not None:
-        notes.append(f"whole instances: {n_p} prefill x {prefill_gpus} GPUs = "
-                     f"{n_p * prefill_gpus}, {n_d} decode x {decode_gpus} GPUs = "
+        notes.append(f"whole instances: {n_p} prefill x {gpus(prefill_gpus)} = "
+                     f"{n_p * prefill_gpus}, {n_d} decode x {gpus(decode_gpus)} = "
                      f"{n_d * decode_gpus}")  # fmt: skip
     return ModelRatio(
         g, pre_s, b, step, limit, ctx, prefill_gpus, decode_gpus, inst, small_ratio(inst, 1.0),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pdplan._text import gpus
 from pdplan.errors import ConfigError
 from pdplan.plan.ratio import DEFAULT_RHO, DecodeFn, check_pool
 
@@ -151,7 +152,7 @@ def _pool_notes(
     return [
         f"each pool needs >= 1 whole instance: one prefill instance covers up to {1 / a:.3g} "
         f"QPS and one decode instance up to {1 / d:.3g} QPS, below that a pool idles",
-        f"instances are whole: prefill in steps of {gp} GPUs, decode in steps of {gd} GPUs, "
+        f"instances are whole: prefill in steps of {gpus(gp)}, decode in steps of {gpus(gd)}, "
         f"so the realised ratio jumps around {asym:.3g}",
         f"at {low.qps:g} QPS the decode batch is {low.decode_batch:.1f} of {full} (Little's "
         f"law), so D falls to {low.decode_tps_per_gpu:.0f} tok/s/GPU",

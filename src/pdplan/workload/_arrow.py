@@ -36,6 +36,8 @@ REASONS = (
     "hash_ids must be a list of integers",  # the careful JSONL / CSV readers' text
 )
 _BAD_HASHES = REASONS[-1]
+# seconds per tick of an Arrow duration column (pyarrow DurationType.unit: s, ms, us, ns)
+_DURATION_UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 _CODE = {r: i for i, r in enumerate(REASONS)}
 
 
@@ -157,7 +159,11 @@ def batch_columns(batch: pa.RecordBatch | pa.Table, cmap: ColumnMap, b: Builder)
     out = _lengths(batch.column(cmap.output), code)
     times, kind = None, "none"
     if cmap.time:
-        times, kind = _times(batch.column(cmap.time), cmap.unit_s, code)
+        col, unit_s = batch.column(cmap.time), cmap.unit_s
+        if pa.types.is_duration(col.type):  # offsets in the column's own unit, not time_unit
+            b.notes["time_column_type"] = str(col.type)  # e.g. 'duration[ms]'
+            col, unit_s = col.cast(pa.int64()), _DURATION_UNIT_S[col.type.unit]
+        times, kind = _times(col, unit_s, code)
     cols = BatchCols(inp, out, times, kind, code)
     if cmap.hashes:
         col = batch.column(cmap.hashes)
@@ -176,12 +182,20 @@ def batch_columns(batch: pa.RecordBatch | pa.Table, cmap: ColumnMap, b: Builder)
             _mark(code, null_rows, _BAD_HASHES)
         cols.hash_ids = flat.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     if cmap.session:
-        col = batch.column(cmap.session)
-        if pa.types.is_integer(col.type):
-            cols.session = col.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        else:
-            cols.session = np.array([b.session_code(v) for v in col.to_pylist()], dtype=np.int64)
+        cols.session = _sessions(batch.column(cmap.session), b)
     return cols
+
+
+def _sessions(col: pa.Array | pa.ChunkedArray, b: Builder) -> np.ndarray:
+    """Session ids as int64; a null (or, in a string column, an empty) id is no session: each
+    such row gets a fresh id of its own (it read as -1 / one key, merging them all)."""
+    if not pa.types.is_integer(col.type):
+        return np.array([b.session_code(v) for v in col.to_pylist()], dtype=np.int64)
+    ids = col.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if col.null_count:
+        null = np.asarray(col.is_null(), dtype=bool)
+        ids[null] = b.no_sessions(int(col.null_count))
+    return ids
 
 
 def add_batch(

@@ -13,6 +13,9 @@ from pdplan.workload.formats import PRESETS
 __all__ = ["Builder"]
 
 _MAX_EXAMPLES = 5
+# first id given to a row without a session id (see Builder.no_sessions); string ids are
+# coded -2, -3, ... far above it, real traces' integer ids are >= 0
+_NO_SESSION = -(2**62)
 
 
 class Builder:
@@ -35,6 +38,8 @@ class Builder:
         self._hids: list[np.ndarray] = []
         self._sess: list[np.ndarray] = []
         self._sess_codes: dict[object, int] = {}
+        self._fresh = 0  # session ids handed out by no_sessions()
+        self.sessionless = 0  # good rows that carried no session id
         self.rows = 0
 
     # -- bad rows -------------------------------------------------------------------------
@@ -49,10 +54,20 @@ class Builder:
             self.examples.append(f"line {line}: {reason}")
 
     def session_code(self, value: object) -> int:
-        """int64 session id: integers as they are, other keys (strings) coded as -2, -3, ..."""
+        """int64 session id: integers as they are, other keys (strings) coded as -2, -3, ...;
+        no id (None, an empty or blank string) is no session: a fresh id of its own."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return int(self.no_sessions(1)[0])
         if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
             return value
         return self._sess_codes.setdefault(value, -2 - len(self._sess_codes))
+
+    def no_sessions(self, n: int) -> np.ndarray:
+        """n fresh session ids for rows without one (each request its own session), drawn
+        downward from _NO_SESSION so they meet neither string codes nor each other."""
+        first = _NO_SESSION - self._fresh
+        self._fresh += n
+        return np.arange(first, first - n, -1, dtype=np.int64)
 
     # -- appending ------------------------------------------------------------------------
     def add(
@@ -83,7 +98,10 @@ class Builder:
             self._hcount.append(np.asarray(hash_counts, dtype=np.int64))
             self._hids.append(np.asarray(hash_ids, dtype=np.int64))
         if session is not None:
-            self._sess.append(np.asarray(session, dtype=np.int64))
+            sess = np.asarray(session, dtype=np.int64)
+            self._sess.append(sess)
+            low = _NO_SESSION - self._fresh
+            self.sessionless += int(np.count_nonzero((sess <= _NO_SESSION) & (sess > low)))
         self.rows += len(inp)
 
     # -- result ---------------------------------------------------------------------------
@@ -133,6 +151,7 @@ class Builder:
         return ", ".join(f"{n} {r}" for r, n in self.skipped.most_common())
 
     def _meta(self) -> dict[str, object]:
+        warnings: list[str] = []
         meta: dict[str, object] = {
             "source": self.path,
             "format": self.fmt,
@@ -140,9 +159,16 @@ class Builder:
             "skipped_total": int(sum(self.skipped.values())),
             "skipped": dict(self.skipped),
             "skipped_examples": list(self.examples),
-            "warnings": [],
+            "warnings": warnings,
         }
         meta.update(self.notes)
+        if self.sessionless:
+            rows = "row has" if self.sessionless == 1 else "rows have"
+            meta["rows_without_session"] = self.sessionless
+            warnings.append(
+                f"{self.sessionless:,} {rows} no session id (empty or null): "
+                "each is counted as a session of its own"
+            )
         for col, counts in self.value_counts.items():
             meta[f"by_{col}"] = dict(counts.most_common())
         return meta

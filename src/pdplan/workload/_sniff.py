@@ -62,17 +62,20 @@ def refuse_json_array(head: bytes, path: str) -> None:
 
 
 def jsonl_keys(text: str) -> list[str]:
-    """Keys of the first line of the head that is a JSON object. A bad line 1 (a cut or
-    corrupt record) is the reader's to name, or to skip with --skip-bad: taken as the
-    columns it made the whole file 'a file with columns []', even with --format."""
+    """Keys of the lines of the head that are JSON objects, in first-seen order. A bad line 1
+    (a cut or corrupt record) is the reader's to name, or to skip with --skip-bad: taken as the
+    columns it made the whole file 'a file with columns []', even with --format. All lines,
+    not only the first: a line 1 without its "timestamp" or "session_id" made the whole file
+    read without times or sessions, silently; now that line is named as missing its time."""
+    keys: dict[str, None] = {}
     for line in filter(str.strip, text.splitlines()):
         try:
             rec = json.loads(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(rec, dict):
-            return [str(k) for k in rec]
-    return []
+            keys.update(dict.fromkeys(str(k) for k in rec))
+    return list(keys)
 
 
 def refuse_no_objects(path: str) -> NoReturn:

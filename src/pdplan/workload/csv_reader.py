@@ -237,8 +237,9 @@ def _hashes(cell: str) -> list[int]:
 
 
 def _session(cell: str, b: Builder) -> int:
+    """An integer id as it is, other text coded; an empty cell is no session (its own)."""
     text = cell.strip()
     try:
         return b.session_code(int(text))
     except ValueError:
-        return b.session_code(text)
+        return b.session_code(text)  # '' -> a fresh id

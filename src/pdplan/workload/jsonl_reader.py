@@ -125,8 +125,10 @@ class _State:
         self.cmap = cmap
         self.b = b
         self.cols = _Cols()
-        self.has_hashes: bool | None = None  # decided by the first good record
-        self.has_sess: bool | None = None
+        # every row has them when the file names the column: a row without is no prefix /
+        # no session (as an empty CSV cell or a Parquet null), not a bad row
+        self.has_hashes = cmap.hashes is not None
+        self.has_sess = cmap.session is not None
         self.lineno = 0
         self.blank = 0
         self.fast_rows = 0
@@ -140,7 +142,7 @@ class _State:
         hashes, sess = c.hash_counts is not None, c.session is not None
         if self.cols.decided and kind != self.cols.kind:
             return False
-        if self.has_hashes is not None and (hashes, sess) != (self.has_hashes, self.has_sess):
+        if (hashes, sess) != (self.has_hashes, self.has_sess):
             return False
         self.flush()  # careful rows read before this block go first
         self.cols.kind, self.cols.decided = kind, True
@@ -168,10 +170,6 @@ class _State:
             rec = _record(line, cmap)
             t, hashes, sess = _extras(rec, cmap, cols, b)
             i, o = parse_length(rec.get(cmap.input)), parse_length(rec.get(cmap.output))
-            if self.has_hashes is None:
-                self.has_hashes, self.has_sess = hashes is not None, sess is not None
-            if (hashes is not None) != self.has_hashes or (sess is not None) != self.has_sess:
-                raise BadValue("hash_ids or session present in some rows only")
         except BadValue as exc:
             b.bad(self.lineno, str(exc))
             return
@@ -203,36 +201,37 @@ def _extras(
     rec: dict[str, object], cmap: ColumnMap, cols: _Cols, b: Builder
 ) -> tuple[float | int | None, list[int] | None, int | None]:
     """Timestamp, hash ids and session of one record (time kind fixed by the first row)."""
-    t: float | int | None = None
-    raw_t = rec.get(cmap.time) if cmap.time else None
-    kind = "none"
-    if raw_t is not None:
-        ns, sec = parse_time_ns(raw_t, cmap.unit_s)
-        kind = "ns" if ns is not None else "s"
-        t = ns if ns is not None else sec
+    t, kind = _time(rec, cmap)
     if not cols.decided:
         cols.kind, cols.decided = kind, True
     if kind != cols.kind:
-        if kind == "none":
-            raise BadValue("missing timestamp")
-        if cols.kind == "none":
-            raise BadValue("timestamp present in some rows only")
         raise BadValue("mixed timestamp formats")
     hashes = None
-    raw_h = rec.get(cmap.hashes) if cmap.hashes else None
-    if raw_h is not None:
-        if not isinstance(raw_h, list) or any(type(h) is not int for h in raw_h):
+    if cmap.hashes:
+        raw_h = rec.get(cmap.hashes)
+        hashes = [] if raw_h is None else raw_h  # no hash_ids: no prefix blocks (as in CSV)
+        if not isinstance(hashes, list) or any(type(h) is not int for h in hashes):
             raise BadValue("hash_ids must be a list of integers")
-        if any(not -(2**63) <= h < 2**63 for h in raw_h):
+        if any(not -(2**63) <= h < 2**63 for h in hashes):
             raise BadValue("hash id out of int64 range")
-        hashes = raw_h
     sess = None
-    raw_s = rec.get(cmap.session) if cmap.session else None
-    if raw_s is not None:
+    if cmap.session:
+        raw_s = rec.get(cmap.session)
         if isinstance(raw_s, (dict, list)):
             raise BadValue("session id must be a number or a string")
-        sess = b.session_code(raw_s if isinstance(raw_s, int) else str(raw_s))
+        raw_s = raw_s if raw_s is None or isinstance(raw_s, int) else str(raw_s)
+        sess = b.session_code(raw_s)  # None / '': no session, an id of its own
     return t, hashes, sess
+
+
+def _time(rec: dict[str, object], cmap: ColumnMap) -> tuple[float | int | None, str]:
+    """(time, kind): the file's time column is in every row, as in CSV and Parquet: a row
+    without it (or null) is 'missing timestamp' at its own line. Decided by line 1, a line 1
+    without it made every later line 'timestamp present in some rows only'."""
+    if not cmap.time:
+        return None, "none"
+    ns, sec = parse_time_ns(rec.get(cmap.time), cmap.unit_s)  # None: 'missing timestamp'
+    return (ns, "ns") if ns is not None else (sec, "s")
 
 
 def read_parquet(path: str, cmap: ColumnMap, fmt: str, skip_bad: bool) -> Workload:

@@ -102,12 +102,14 @@ def _note_time_unit(wl: Workload, cmap: ColumnMap, pairs: dict[str, str] | None)
     time_unit given for them was not applied, so say so rather than claim the times were
     read in it (`simulate` printed 'timestamps read in ms' for an unchanged replay); so is
     one given with no time column."""
-    if cmap.time and "time_origin" not in wl.meta:
+    own = wl.meta.get("time_column_type")  # a Parquet duration column carries its unit
+    if cmap.time and "time_origin" not in wl.meta and own is None:
         wl.meta["time_unit"] = cmap.time_unit
         return
     if not (pairs and "time_unit" in pairs):
         return
-    why = f"column {cmap.time!r} holds datetimes, read as such" if cmap.time else "no time column"
+    held = f"durations ({own})" if own else "datetimes"
+    why = f"column {cmap.time!r} holds {held}, read as such" if cmap.time else "no time column"
     warnings = wl.meta["warnings"]
     assert isinstance(warnings, list)
     warnings.append(

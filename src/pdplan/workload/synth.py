@@ -66,33 +66,48 @@ class RateCurve:
 
 
 def parse_rate_curve(text: str | None) -> RateCurve | None:
-    """'diurnal:PERIOD[:AMP[:PHASE]]' (e.g. diurnal:24h:0.6) or 'points:0=1,1h=3,2h=0.5'."""
+    """'diurnal:PERIOD[:AMP[:PHASE]]' (e.g. diurnal:24h:0.6) or 'points:0=1,1h=3,2h=0.5'.
+    Every refusal names --curve and the whole value (a bare "bad duration 'xx'" did not say
+    which flag, nor which part of it)."""
     if not text:
         return None
     kind, _, rest = text.partition(":")
     try:
-        if kind == "diurnal":
-            bits = rest.split(":") if rest else []
-            period = parse_duration(bits[0]) if bits else 86400.0
-            amp = float(bits[1]) if len(bits) > 1 else 0.5
-            phase = parse_duration(bits[2]) if len(bits) > 2 and bits[2] not in ("0", "") else 0.0
-            if not 0.0 <= amp <= 1.0:
-                raise InputError("diurnal amplitude must be in [0, 1]")
-            return RateCurve("diurnal", period, amp, phase)
-        if kind == "points":
-            pts = []
-            for item in rest.split(","):
-                t, _, m = item.partition("=")
-                pts.append((0.0 if t.strip() in ("0", "") else parse_duration(t), float(m)))
-            # by time only, stable: a time given twice is a step (0=3,1h=3,1h=1 drops to 1 at
-            # 1h); sorting the (t, m) pairs put its 1 first, a ramp down and a jump back to 3
-            pts.sort(key=lambda p: p[0])
-            if any(m < 0 or not math.isfinite(m) for _, m in pts) or pts[-1][1] <= 0:
-                raise InputError("rate points must be >= 0 and the last one > 0")
-            return RateCurve("points", points=tuple(pts))
+        curve = _curve(kind.strip().lower(), rest)
+    except InputError as exc:
+        raise InputError(f"--curve {text!r}: {exc}") from None
     except ValueError:
-        pass
-    raise InputError(f"bad rate curve {text!r}: use diurnal:24h[:AMP[:PHASE]] or points:0=1,1h=3")
+        curve = None
+    if curve is None:
+        raise InputError(
+            f"--curve {text!r} is not a rate curve: use diurnal:24h[:AMP[:PHASE]] or "
+            "points:0=1,1h=3"
+        )
+    return curve
+
+
+def _curve(kind: str, rest: str) -> RateCurve | None:
+    """The curve of one kind; None for an unknown kind; ValueError for a non-number."""
+    if kind == "diurnal":
+        bits = rest.split(":") if rest else []
+        period = parse_duration(bits[0]) if bits else 86400.0
+        amp = float(bits[1]) if len(bits) > 1 else 0.5
+        phase = parse_duration(bits[2]) if len(bits) > 2 and bits[2] not in ("0", "") else 0.0
+        if not 0.0 <= amp <= 1.0:
+            raise InputError(f"diurnal amplitude {bits[1]!r} must be in [0, 1]")
+        return RateCurve("diurnal", period, amp, phase)
+    if kind != "points":
+        return None
+    pts = []
+    for item in rest.split(","):
+        t, _, m = item.partition("=")
+        pts.append((0.0 if t.strip() in ("0", "") else parse_duration(t), float(m)))
+    # by time only, stable: a time given twice is a step (0=3,1h=3,1h=1 drops to 1 at
+    # 1h); sorting the (t, m) pairs put its 1 first, a ramp down and a jump back to 3
+    pts.sort(key=lambda p: p[0])
+    if any(m < 0 or not math.isfinite(m) for _, m in pts) or pts[-1][1] <= 0:
+        raise InputError("rate points must be finite, >= 0 and the last one > 0")
+    return RateCurve("points", points=tuple(pts))
 
 
 def _unit_gaps(n: int, arrival: str, cv: float, rng: np.random.Generator) -> np.ndarray:
@@ -134,7 +149,7 @@ def _arrivals(
     budget = n if n is not None else int(rate * horizon if lam is None else lam[-1])
     count = budget if n is not None else int(budget + 10 * math.sqrt(budget * max(cv, 1) ** 2) + 16)
     if count > _MAX_REQUESTS:
-        raise InputError(f"{count} requests is over the {_MAX_REQUESTS:,} cap")
+        raise InputError(f"{count:,} requests is over the {_MAX_REQUESTS:,} cap")
     need = float(n) if n is not None else float(budget if lam is None else lam[-1])
     gaps = _unit_gaps(count, arrival, cv, rng)
     op = np.cumsum(gaps) - gaps[0]  # operational time (expected arrivals), first arrival at 0
@@ -170,9 +185,7 @@ def synthesize(
         horizon = dur if dur is not None else float(n or 1) / rate  # mean rate: n over n/rate
         mean = curve.mean(horizon)
         if not mean > 0:
-            raise InputError(
-                f"rate curve {rate_curve!r} is 0 over the whole trace (0-{horizon:g} s)"
-            )
+            raise InputError(f"--curve {rate_curve!r} is 0 over the whole trace (0-{horizon:g} s)")
         curve = curve.scaled(1.0 / mean)
         params["rate_curve_scale"] = 1.0 / mean  # x each point, so the mean rate is `rate`
     rng = np.random.default_rng(seed)
