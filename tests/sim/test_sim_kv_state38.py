@@ -36,6 +36,7 @@ def test_state_bounds_how_many_sequences_run() -> None:
     held = SimConfig(instances=aggs(1, cap=cap, kv_state_tokens=ST), sample_interval_s=0.01)
     plain = replace(held, instances=aggs(1, cap=cap, kv_state_tokens=0))
     assert _peak_running(held, _fixed(400), arr) <= 10
+    assert simulate(held, _fixed(20), arr).summary()["instances"][0]["kv_state_tokens"] == ST
     assert _peak_running(plain, _fixed(400), arr) > 30
 
 

@@ -101,6 +101,7 @@ def _inst_stats(
         "prefix_hit_blocks": inst.cache.hits if inst.cache is not None else 0,
         "kv_link_utilisation": link,  # busiest of its KV links: bytes / (bw x run time)
         "kv_capacity_tokens": inst.cap,
+        "kv_state_tokens": inst.st,  # KV-pool tokens each sequence's recurrent state takes
         "mean_kv_used": kv_mean,  # fraction of kv_capacity_tokens, time-averaged (samples)
         "peak_kv_used_sampled": kv_peak,  # the most of it in use at a timeline sample
         "timeline": s,
