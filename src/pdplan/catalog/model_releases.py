@@ -56,9 +56,14 @@ RELEASES: dict[str, tuple[str, str | None, str]] = {
 
 def release_dtypes(name: str, has_moe: bool) -> dict[str, Any] | None:
     """ModelSpec fields of a listed release (an HF id, any letter case), else None. A dense
-    model takes the experts' dtype for all its weights (it has no experts to keep apart)."""
+    model takes the experts' dtype for all its weights (it has no experts to keep apart).
+    A bare "-NVFP4" name (no org: `GLM-5-NVFP4`) reads as NVIDIA's release of that name:
+    NVFP4 is NVIDIA's format and its ModelOpt exports are the releases that name refers to;
+    other orgs' builds are told apart by giving their full id."""
     key = re.sub(r"[\s_]+", "-", name.strip().lower())
     found = RELEASES.get(key)
+    if found is None and "/" not in key and key.endswith("-nvfp4"):
+        found = RELEASES.get("nvidia/" + key)
     if found is None:
         return None
     rest, experts, kv = found

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from pdplan.cli._common import emit, kv_table, num
+from pdplan.cli._common import emit, kv_table
 from pdplan.cli._paths import check_output, replaced_on_success
 from pdplan.cli._synth_flags import flag_named
+from pdplan.cli._workload_render import render_metrics, render_stats
 from pdplan.errors import ConfigError, InputError
 from pdplan.workload import (
     metrics_summary,
@@ -40,107 +38,6 @@ _MAP_HELP = (
 )
 
 
-def _fmt(x: Any, digits: int = 1) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:,.{digits}f}"
-    return f"{x:,}" if isinstance(x, int) else str(x)
-
-
-def _lengths_table(s: dict[str, Any]) -> Table:
-    t = Table(title="lengths (tokens)")
-    for col in ("", "mean", "p50", "p90", "p99", "max", "total"):
-        t.add_column(col, justify="right" if col else "left")
-    for name in ("input", "output"):
-        d = s[name]
-        t.add_row(name, *(_fmt(d[k]) for k in ("mean", "p50", "p90", "p99", "max", "total")))
-    return t
-
-
-def _windows_table(s: dict[str, Any]) -> Table:
-    last = s["windows"][-1]
-    t = Table(
-        title=f"per {s['window_s']:g} s window (drift)",
-        caption=f"* the last window: {num(last['duration_s'])} s to the last arrival (its rate)"
-        if last["partial"]
-        else None,
-    )
-    heads = ("start s", "requests", "req/s", "in mean", "in p99", "out mean", "out p99", "reuse")
-    for h in heads:
-        t.add_column(h, justify="right")
-    # start times to the window's resolution (1 ms windows need 3 decimals, else all read 0)
-    txt = f"{s['window_s']:.6g}"
-    dec = (
-        min(6, -math.floor(math.log10(s["window_s"]))) if "e" in txt else len(txt.partition(".")[2])
-    )
-    for w in s["windows"]:
-        t.add_row(
-            _fmt(float(w["start_s"]), dec) + ("*" if w["partial"] else ""),
-            _fmt(w["requests"]),
-            _fmt(w["rate_rps"], 2),
-            _fmt(w["input"]["mean"], 0),
-            _fmt(w["input"]["p99"], 0),
-            _fmt(w["output"]["mean"], 0),
-            _fmt(w["output"]["p99"], 0),
-            _fmt(w.get("reuse_ratio"), 3),
-        )
-    return t
-
-
-def _render_stats(s: dict[str, Any], con: Console) -> None:
-    rows: list[tuple[str, Any]] = [
-        ("source", s["source"]),
-        ("format", s["format"]),
-        ("requests", _fmt(s["requests"])),
-        # a trace without timestamps (vidur / ShareGPT length lists) has no span: num()
-        # takes only numbers, so it would crash on the None that workload_stats reports
-        ("span", "- (no timestamps)" if s["span_s"] is None else num(s["span_s"]) + " s"),
-        (
-            "mean rate",
-            _fmt(s["mean_rate_rps"], 3) + ("" if s["mean_rate_rps"] is None else " req/s"),
-        ),
-        ("inter-arrival CV", _fmt(s["interarrival_cv"], 3)),
-        ("zero-length input / output", f"{s['zero_input']} / {s['zero_output']}"),
-        ("skipped rows", _fmt(s.get("skipped_total", 0))),
-    ]
-    if s.get("prefix"):
-        p = s["prefix"]
-        cap = "unbounded" if p["lru_blocks"] is None else f"LRU {p['lru_blocks']:,} blocks"
-        rows.append(("prefix reuse", f"{p['reuse_ratio']:.3f} of {p['blocks']:,} blocks ({cap})"))
-    clipped = s.get("clipped") or {}
-    if any(clipped.values()):  # the warnings below say at what and why
-        rows.append(("clipped", ", ".join(f"{n:,} {role}" for role, n in clipped.items())))
-    for key in ("by_model", "by_log_type", "sessions"):
-        if s.get(key):
-            rows.append((key.replace("_", " "), s[key]))
-    con.print(kv_table("workload", rows))
-    con.print(_lengths_table(s))
-    if "windows" in s:
-        con.print(_windows_table(s))
-    for reason, n in (s.get("skipped") or {}).items():
-        con.print(f"skipped {n} row{'' if n == 1 else 's'}: {reason}", style="yellow")
-    for ex in s.get("skipped_examples") or []:
-        con.print(f"  e.g. {ex}")
-    for msg in s.get("warnings") or []:
-        con.print(f"warning: {msg}", style="yellow")
-
-
-def _render_metrics(m: dict[str, Any], con: Console) -> None:
-    t = Table(title=f"{m['source']} ({m['engine']})")
-    for col in ("histogram", "metric", "count", "mean", "p50", "p90", "p99"):
-        t.add_column(col, justify="left" if col in ("histogram", "metric") else "right")
-    for key, d in m.items():
-        if isinstance(d, dict):
-            t.add_row(
-                key,
-                d["metric"],
-                _fmt(d["count"], 0),
-                *(_fmt(d[k], 3) for k in ("mean", "p50", "p90", "p99")),
-            )
-    con.print(t)
-
-
 def inspect(
     file: str = typer.Argument(..., help="trace file (CSV/JSONL/Parquet, .gz ok) or metrics URL"),
     fmt: str | None = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
@@ -161,7 +58,7 @@ def inspect(
         given = {"--map": mapping, "--skip-bad": skip_bad, "--window": window}
         _refuse_for_metrics({**given, "--lru-blocks": lru_blocks, "--plot": plot})
         m = metrics_summary(read_metrics(file))
-        emit(m, as_json, lambda con: _render_metrics(m, con))
+        emit(m, as_json, lambda con: render_metrics(m, con))
         return
     try:
         window_s = parse_duration(window) if window else None
@@ -177,7 +74,7 @@ def inspect(
     if plot:
         _write_plot(w, plot, window_s)
         s["plot"] = plot
-    emit(s, as_json, lambda con: _render_stats(s, con))
+    emit(s, as_json, lambda con: render_stats(s, con))
 
 
 def _write_plot(w: Any, path: str, window_s: float | None) -> None:
@@ -263,7 +160,7 @@ def synth(
     s = workload_stats(w)
     s.pop("joint_histogram")
     s["written"] = {"path": out, "format": kind, "requests": len(w)}
-    emit(s, as_json, lambda con: (_render_stats(s, con), con.print(f"wrote {len(w):,} -> {out}")))
+    emit(s, as_json, lambda con: (render_stats(s, con), con.print(f"wrote {len(w):,} -> {out}")))
 
 
 def convert(

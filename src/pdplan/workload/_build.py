@@ -7,15 +7,13 @@ from collections import Counter
 import numpy as np
 
 from pdplan.errors import InputError
-from pdplan.workload.core import Workload
+from pdplan.workload.core import NO_SESSION, STRING_SESSIONS, Workload
 from pdplan.workload.formats import PRESETS
 
 __all__ = ["Builder"]
 
 _MAX_EXAMPLES = 5
-# first id given to a row without a session id (see Builder.no_sessions); string ids are
-# coded -2, -3, ... far above it, real traces' integer ids are >= 0
-_NO_SESSION = -(2**62)
+_NO_SESSION = NO_SESSION  # first id given to a row without a session id (Builder.no_sessions)
 
 
 class Builder:
@@ -54,13 +52,15 @@ class Builder:
             self.examples.append(f"line {line}: {reason}")
 
     def session_code(self, value: object) -> int:
-        """int64 session id: integers as they are, other keys (strings) coded as -2, -3, ...;
-        no id (None, an empty or blank string) is no session: a fresh id of its own."""
+        """int64 session id: integers as they are, other keys (strings) coded downward from
+        STRING_SESSIONS (-2**61, where no real trace's integer ids lie; the keys are kept in
+        meta['session_labels'] for the writers); no id (None, an empty or blank string) is
+        no session: a fresh id of its own."""
         if value is None or (isinstance(value, str) and not value.strip()):
             return int(self.no_sessions(1)[0])
         if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
             return value
-        return self._sess_codes.setdefault(value, -2 - len(self._sess_codes))
+        return self._sess_codes.setdefault(value, STRING_SESSIONS - len(self._sess_codes))
 
     def no_sessions(self, n: int) -> np.ndarray:
         """n fresh session ids for rows without one (each request its own session), drawn
@@ -162,6 +162,8 @@ class Builder:
             "warnings": warnings,
         }
         meta.update(self.notes)
+        if self._sess_codes:  # string keys by code: label k is id STRING_SESSIONS - k
+            meta["session_labels"] = list(self._sess_codes)
         if self.sessionless:
             rows = "row has" if self.sessionless == 1 else "rows have"
             meta["rows_without_session"] = self.sessionless

@@ -8,7 +8,14 @@ import numpy as np
 
 from pdplan.workload._checks import block_tokens, checked_columns, hash_columns, take_index
 
-__all__ = ["Workload"]
+__all__ = ["NO_SESSION", "STRING_SESSIONS", "Workload"]
+
+# Session ids at or below this mark rows that carried none (readers give each such row an id
+# of its own, counting down from it: a session of one); writers write them back as empty.
+# Ids of string keys count down from STRING_SESSIONS, far from both real traces' integer ids
+# (>= 0, or small negatives) and these.
+NO_SESSION = -(2**62)
+STRING_SESSIONS = -(2**61)
 
 
 @dataclass(frozen=True, eq=False)
@@ -23,7 +30,8 @@ class Workload:
     hash_offsets / hash_ids: ragged prefix-block hashes (CSR layout): request i owns
                  hash_ids[hash_offsets[i]:hash_offsets[i+1]]; None when the trace has none.
     block_tokens: tokens per hash block (512 in Mooncake FAST'25 traces).
-    session_id:  an integer id per request (readers give int64), or None.
+    session_id:  an integer id per request (readers give int64), or None; ids <= NO_SESSION
+                 mark rows that had none.
     meta:        reader notes: source path, format, counts of skipped / clipped rows and why.
     """
 

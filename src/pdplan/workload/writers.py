@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from pdplan.errors import InputError
-from pdplan.workload.core import Workload
+from pdplan.workload.core import NO_SESSION, STRING_SESSIONS, Workload
 
 __all__ = ["output_format", "write_workload"]
 
@@ -69,7 +70,7 @@ def _write_jsonl(w: Workload, f: IO[bytes]) -> None:
         b = min(a + _CHUNK, len(w))
         lines = []
         ts = None if ms is None else (ms[a:b].astype(np.int64) if ints else ms[a:b]).tolist()
-        sess = None if w.session_id is None else w.session_id[a:b].tolist()
+        sess = None if w.session_id is None else _session_json(w, a, b)
         pairs = zip(w.input_len[a:b].tolist(), w.output_len[a:b].tolist(), strict=True)
         for j, (i, o) in enumerate(pairs):
             parts = [] if ts is None else [f'"timestamp": {ts[j]!r}']
@@ -95,8 +96,40 @@ def _table(w: Workload, hashes_as_text: bool) -> pa.Table:
             lists = pa.array([" ".join(map(str, x)) for x in lists.to_pylist()])
         cols["hash_ids"] = lists
     if w.session_id is not None:
-        cols["session_id"] = pa.array(w.session_id)
+        cols["session_id"] = _session_array(w)
     return pa.table(cols)
+
+
+def _session_values(w: Workload, a: int, b: int) -> list[object]:
+    """Session ids of rows a..b as the trace gave them: integers as read, string keys by
+    their own text (meta['session_labels'], coded downward from STRING_SESSIONS), and None
+    for a row that had none (ids <= NO_SESSION), so it reads back as a session of its own."""
+    assert w.session_id is not None
+    ids = w.session_id[a:b].tolist()
+    labels = w.meta.get("session_labels")
+    names = labels if isinstance(labels, list) else []
+    for j, v in enumerate(ids):
+        if v <= NO_SESSION:
+            ids[j] = None
+        elif v <= STRING_SESSIONS and STRING_SESSIONS - v < len(names):
+            ids[j] = names[STRING_SESSIONS - v]
+    return ids
+
+
+def _session_json(w: Workload, a: int, b: int) -> list[str]:
+    """JSON text of each row's session id (null for none); labels keep their JSON type."""
+    return [json.dumps(v, default=str) for v in _session_values(w, a, b)]
+
+
+def _session_array(w: Workload) -> pa.Array:
+    """The session column: int64 with nulls, or text when the trace keyed sessions by
+    strings (one column holds one type)."""
+    assert w.session_id is not None
+    if not w.meta.get("session_labels"):
+        ids = w.session_id
+        return pa.array(ids, mask=ids <= NO_SESSION)
+    vals = _session_values(w, 0, len(w))
+    return pa.array([None if v is None else str(v) for v in vals], type=pa.string())
 
 
 def write_workload(
