@@ -78,7 +78,10 @@ class DecodeMixin:
         """Admit queued requests while KV and batch slots allow (FIFO, head-of-line). KV must
         fit with what the batch writes up to its next boundary plus one more step, in which the
         requests whose KV has arrived (`ready`: in exact mode they wait for that boundary; the
-        event-skipping mode has them in the batch already) write too."""
+        event-skipping mode has them in the batch already) write too. A recompute victim
+        waiting here for its KV comes first (see _victim_waits)."""
+        if self.pq and self.role == "decode" and self._victim_waits():
+            return None
         r, jq, cap, b = self.sim.req, self.jq, self.cap, self.B
         nxt = b + len(self.ready)  # tokens of the step after the boundary: the ones whose KV
         slots = self.spec.max_batch - (nxt + self.inflight + self.prefilling)  # is here join
@@ -109,6 +112,17 @@ class DecodeMixin:
             if n < self.run_n:
                 self._schedule_run(n)  # re-plan: end the run before KV is full
         return None
+
+    def _victim_waits(self: Instance) -> bool:
+        """A recompute victim queued on this decode instance (only victims queue to prefill
+        here), its prefill not started, waits for KV: new transfers wait behind it. vLLM V1
+        puts a preempted request back at the head of its FCFS waiting queue
+        (Scheduler._preempt_request: waiting.prepend_request), where the remote-KV requests
+        a decode instance admits queue too, and stops at a head whose blocks do not fit;
+        SGLang's decode resumes retracted requests before it preallocates for new ones.
+        Admitting transfers first starved a victim until arrivals stopped."""
+        started = self._started
+        return any(rid not in started for rid in self.pq)
 
     def _start_run(self: Instance) -> None:
         """Start a pure-decode run until the next internal event (finish / KV full)."""
