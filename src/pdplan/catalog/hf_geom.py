@@ -84,7 +84,7 @@ def read_gemma4(
     g_hd = int(r.opt("global_head_dim", default=hd))
     g_kv = int(r.opt("num_global_key_value_heads", default=kv)) if k_eq_v else kv
     moe = _gemma_moe(r)
-    fields = {
+    fields: dict[str, Any] = {
         "hidden_size": h,
         "num_layers": n,
         "num_heads": heads,
@@ -138,7 +138,7 @@ def read_mimo_v2(
         int(r.req("swa_v_head_dim")),
     )
     moe = _listed_moe(r, n)
-    fields = {
+    fields: dict[str, Any] = {
         **gqa_fields(r, n, h),
         "v_head_dim": int(r.req("v_head_dim")),
         "sliding_attn": swa,
@@ -180,7 +180,7 @@ def read_minimax_m3(
     n, h = int(r.req("num_hidden_layers")), int(r.req("hidden_size"))
     kinds, index = _m3_index(r, n)
     moe = _listed_moe(r, n)
-    fields = {
+    fields: dict[str, Any] = {
         **gqa_fields(r, n, h),
         "intermediate_size": int(r.req("dense_intermediate_size", "intermediate_size")),
         "layer_types": kinds,

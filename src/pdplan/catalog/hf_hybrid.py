@@ -78,7 +78,7 @@ def read_nemotron_h(
     blocks = _nemotron_blocks(r)
     kinds, ffns = tuple(b[0] for b in blocks), tuple(b[1] for b in blocks)
     h, heads = int(r.req("hidden_size")), int(r.req("num_attention_heads"))
-    fields = {
+    fields: dict[str, Any] = {
         "hidden_size": h,
         "num_layers": len(blocks),
         "num_heads": heads,
@@ -124,7 +124,7 @@ def read_llama4(
         shared_intermediate_size=width,
         moe_layer_ids=tuple(int(i) for i in moe_ids),
     )
-    fields = {
+    fields: dict[str, Any] = {
         "hidden_size": h,
         "num_layers": n,
         "num_heads": heads,
@@ -195,7 +195,7 @@ def read_deepseek_v4(
     # runs them as MXFP4 x MXFP8 on FP8 tensor cores (AIConfigurator MoEQuantMode
     # w4a8_mxfp4_mxfp8_trtllm: "the kernel DeepSeek-V4-Pro actually runs"), hence W4A8
     expert = {"fp4": "w4a8", "fp8": "fp8"}.get(str(r.opt("expert_dtype")))
-    fields = {
+    fields: dict[str, Any] = {
         "hidden_size": h,
         "num_layers": n,
         "num_heads": int(r.req("num_attention_heads")),

@@ -123,7 +123,7 @@ def read_kimi_linear(
         raise r.fail("missing kv_lora_rank: Kimi Linear's full-attention layers are MLA")
     r.check()  # layer counts are needed before the per-layer lists are read
     kinds = _kimi_kinds(r, cfg, n)
-    fields = {
+    fields: dict[str, Any] = {
         "hidden_size": h,
         "num_layers": n,
         "num_heads": heads,
@@ -167,12 +167,12 @@ def _decilm_attn(
         return "none", 0, None
     if a.get("replace_with_linear"):
         return "linear", 0, None
-    group = a.get("n_heads_in_group")
+    group: Any = a.get("n_heads_in_group")  # a JSON value, checked below
     if p := whole_number_problem(f"block_configs[{i}].attention.n_heads_in_group", group):
         raise InputError(p, path=r.where)
     if heads % int(group):
         raise r.fail(f"block_configs[{i}].attention: n_heads_in_group {group} must divide {heads}")
-    window = a.get("window_length") or None  # tokens; null / 0: full attention
+    window: Any = a.get("window_length") or None  # tokens; null / 0: full attention
     if p := whole_number_problem(f"block_configs[{i}].attention.window_length", window or 1):
         raise InputError(p, path=r.where)  # 'abc' raised a bare ValueError, 1.5 was cut to 1
     window = int(window) if window else None

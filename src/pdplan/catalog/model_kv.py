@@ -103,7 +103,8 @@ class KVCacheMixin:
         Windows: sliding layers (`sliding_window`) and DeepSeek-V4's raw K=V of the newest
         csa.window tokens in its compressed layers; the fixed part is the linear-attention
         state. Lets a caller size many sequences without looping over layers each time."""
-        grow, windows = 0.0, {}  # windows: window tokens -> B per token inside it
+        windows: dict[int, float]  # window tokens -> B per token inside it
+        grow, windows = 0.0, {}
         for kind in self.layer_types:
             e = self.kv_layer_bytes(kind, dtype)
             if kind == "sliding" and self.sliding_window:

@@ -6,12 +6,15 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pdplan.errors import ConfigError, InputError
 from pdplan.sim import Arrivals
 
 from ._common import note, warn
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["draws_at_random", "note_duration_cut", "workload"]
 
@@ -68,14 +71,14 @@ def workload(
     if kind == "poisson" and "rate" not in kw:
         raise InputError(f"workload spec {spec!r}: give rate=R (open-loop requests/s)")
     num = {k: _number(spec, k, v) for k, v in kw.items() if k in _NUMBERS}
-    lengths = _lengths(spec, kw)
+    lengths: dict[str, Any] = _lengths(spec, kw)  # synthesize's input= and output=
     _note_defaults(kind, kw)
     import pdplan.workload as wlmod
 
     n = int(num.get("n", int(_DEFAULTS["n"][0])))
     rate = num.get("rate", 1.0)
     try:  # synthesize's own caps (rate over MAX_RATE, a span past MAX_SPAN_S) name the spec
-        wl = wlmod.synthesize(n=n, rate=rate, seed=seed, **lengths)  # type: ignore[attr-defined]
+        wl = wlmod.synthesize(n=n, rate=rate, seed=seed, **lengths)
     except InputError as exc:
         raise InputError(f"workload spec {spec!r}: {exc}") from None
     if kind == "closed":
@@ -202,11 +205,12 @@ def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any
         raise ConfigError(f"--rate={rate:g} must be > 0 requests/s (a finite number)")
     if clients is not None and duration is not None:
         raise ConfigError("--duration limits open-loop arrivals; with --clients all requests run")
-    wl = wlmod.read_workload(  # type: ignore[attr-defined]
+    wl = wlmod.read_workload(
         spec, fmt=t.get("fmt"), mapping=t.get("mapping"), skip_bad=bool(t.get("skip_bad"))
     )
     _note_skipped(wl.meta, spec)
-    for text in wl.meta.get("warnings") or ():  # out-of-order timestamps, blocks, clipping
+    warned = cast("Iterable[str]", wl.meta.get("warnings") or ())  # the readers' list[str]
+    for text in warned:  # out-of-order timestamps, blocks, clipping
         warn(f"{spec}: {text}")
     if clients is not None:
         return wl, Arrivals("closed", concurrency=int(clients))
@@ -226,7 +230,7 @@ def _trace_workload(spec: str, duration: float | None, t: dict[str, Any]) -> Any
             path=spec,
         )
     # the unit came from the file's columns (a preset) unless --format or --map time_unit= set it
-    pairs = wlmod.parse_mapping(t.get("mapping")) or {}  # type: ignore[attr-defined]
+    pairs = wlmod.parse_mapping(t.get("mapping")) or {}
     _note_replay(wl, spec, t.get("fmt") is None and "time_unit" not in pairs, duration)
     return wl, Arrivals("trace", duration_s=duration)
 

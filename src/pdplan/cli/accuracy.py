@@ -47,7 +47,7 @@ def accuracy_cmd(
 
     client = _check_options(mode, simulate, client)
     _check_paths(measured, rows_out)
-    kw = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
+    kw: dict[str, Any] = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
     preds: list = []
     rep = run_accuracy(measured, mode=mode, collect=preds, **kw)
     if rep["predicted"] == 0 and rep["skipped"] == 0:

@@ -24,7 +24,7 @@ def models_cmd(
     if model is not None and not model.strip():
         raise ConfigError("empty model name: give a preset, HF id or config path, or none")
     specs = [get_model(model)] if model else [get_model(n) for n in list_models()]
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": m.name,
             "hf_id": m.hf_id,

@@ -177,7 +177,7 @@ def _layout_rows(
         if not lays:
             raise
         return [_layout_row(spec, g, lay, context, batch) for lay in lays], SeedPick(None, str(e))
-    if pick.layout not in lays:
+    if pick.layout is not None and pick.layout not in lays:  # (seed_rule always gives one)
         lays.append(pick.layout)  # e.g. an SP variant, or a pick with warnings
     return [_layout_row(spec, g, lay, context, batch) for lay in lays], pick
 

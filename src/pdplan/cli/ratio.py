@@ -83,6 +83,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.plan.ratio_notes import packing_note
     from pdplan.plan.ratio_qps import qps_dependence
 
+    picked: list[str]  # notes on the layouts picked
     spec, gpu, picked = get_model(opts["model"]), get_gpu(opts["gpu"]), []
     opts["kv_dtype"] = opts["kv_dtype"] or spec.serving_kv_dtype  # else DEFAULT_KV_DTYPE
     kv_dtype_bytes(opts["kv_dtype"])  # a name that is no KV-cache dtype: the KV dtypes listed
@@ -259,7 +260,7 @@ def ratio_cmd(
         emit(data, as_json, _render(data))
         return
     check_tpot(DEFAULT_TPOT_S if tpot is None else tpot)
-    opts = {"model": model or DEFAULT_MODEL, "gpu": gpu or DEFAULT_GPU,
+    opts: dict[str, Any] = {"model": model or DEFAULT_MODEL, "gpu": gpu or DEFAULT_GPU,
             "engine": engine or DEFAULT_ENGINE, "prefill_layout": prefill_layout,
             "decode_layout": decode_layout, "isl": SEED_ISL if isl is None else isl,
             "osl": SEED_OSL if osl is None else osl, "rho": rho, "qps": qps,

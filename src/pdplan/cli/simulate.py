@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, cast
 
 import typer
 
@@ -43,7 +43,7 @@ __all__ = ["register"]
 
 # --switch-cost default, s: SimConfig's (weights stay resident, the role's scheduler and KV
 # endpoints restart; sim/config.py gives the source)
-SWITCH_COST_S: float = SimConfig.__dataclass_fields__["switch_cost_s"].default
+SWITCH_COST_S = cast(float, SimConfig.__dataclass_fields__["switch_cost_s"].default)
 
 
 def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]) -> None:

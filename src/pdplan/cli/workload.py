@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+from rich.console import Console
 
 from pdplan.cli._common import emit, kv_table
 from pdplan.cli._paths import check_output, replaced_on_success
@@ -160,7 +161,12 @@ def synth(
     s = workload_stats(w)
     s.pop("joint_histogram")
     s["written"] = {"path": out, "format": kind, "requests": len(w)}
-    emit(s, as_json, lambda con: (render_stats(s, con), con.print(f"wrote {len(w):,} -> {out}")))
+
+    def render(con: Console) -> None:
+        render_stats(s, con)
+        con.print(f"wrote {len(w):,} -> {out}")
+
+    emit(s, as_json, render)
 
 
 def convert(

@@ -91,7 +91,7 @@ class CostModel(CostQueries, EngineLimits):
         # decode_affine's fits, keyed (batch, side): side 0 one fit over all contexts, 1 / 2
         # below / at-or-above a DSA kink (the secant and the lower side differ there)
         self._decode_cache: dict[tuple[int, int], tuple[float, float]] = {}
-        self._token_cache: dict[int, tuple[float, float, float]] = {}
+        self._token_cache: dict[int | tuple[int, int], tuple[float, float, float]] = {}
         self._lm_cache: dict[int, float] = {}
         # the LM head: BF16 weights (2 B / element) at the BF16 rate
         self._lm_pad_cap = padding_cap(
@@ -119,7 +119,7 @@ class CostModel(CostQueries, EngineLimits):
         kernels += self.eff.indexer_kernels * model.num_layers if dsa else 0.0
         kernels += lc.moe_kernels(model, self.eff) + lc.mla_kernels(model, self.eff)
         self._fixed_overhead = self.eff.step_s + self.eff.kernel_s * kernels
-        self._fixed_cache: dict[int, float] = {}
+        self._fixed_cache: dict[int | tuple[int, int], float] = {}
         self._pp = layout.pp
 
     def _hardware(self) -> lc.Hardware:

@@ -81,6 +81,7 @@ def _layout(row: dict[str, str], prefix: str) -> Layout | None:
     dp = _int(row, prefix + "attention_dp_size") or 1
     pp = _int(row, prefix + "pp_size") or 1
     ep = _int(row, prefix + "moe_ep_size") or 1
+    etp: int | None  # None: the GPUs do not split into ep groups (then width)
     etp = _int(row, prefix + "moe_tp_size") or 0
     width = tp * dp
     if etp * ep != width:  # 0 / blank / inconsistent: experts spread over the same GPUs

@@ -47,11 +47,13 @@ class BatchShape(NamedTuple):
 class StepModel(Protocol):
     """Anything that times one iteration of one instance. Must be cheap: the simulator calls it
     on every event. `decode_affine(b)` gives (a, c) with step_time = a + c * decode_ctx for a
-    pure-decode batch of b sequences, which event-skipping integrates in closed form."""
+    pure-decode batch of b sequences, which event-skipping integrates in closed form. A
+    model with a `decode_kink` > 0 (perf.CostModel with a DSA top-k) is asked with the
+    batch's context too, `decode_affine(b, ctx)`, for the side of the kink ctx is on."""
 
     def step_time(self, shape: BatchShape) -> float: ...
 
-    def decode_affine(self, batch: int) -> tuple[float, float]: ...
+    def decode_affine(self, batch: int, ctx: float | None = None) -> tuple[float, float]: ...
 
 
 @dataclass(frozen=True)
@@ -83,5 +85,5 @@ class LinearStepModel:
             + self.per_seq_s * shape.decode_seqs
         )
 
-    def decode_affine(self, batch: int) -> tuple[float, float]:
+    def decode_affine(self, batch: int, ctx: float | None = None) -> tuple[float, float]:
         return (self.base_s + (self.per_token_s + self.per_seq_s) * batch, self.per_ctx_s)

@@ -149,7 +149,7 @@ def estimate_deployment(
     the engine's KV-sizing fraction (sim_deploy.build_cluster says how each engine reads it).
     JSON-able dict (the
     Estimate object under "est" is replaced by its dict under "estimate")."""
-    kw = {
+    kw: dict[str, Any] = {
         "spec": parse_spec(spec_decode or ""),
         "isl": isl,
         "osl": osl,

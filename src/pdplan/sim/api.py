@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from numbers import Integral, Real
-from typing import Any
+from numbers import Integral
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from pdplan.errors import ConfigError
-from pdplan.sim.checks import check_run
+from pdplan.sim.checks import _is_real, check_run
 from pdplan.sim.cluster import Arrivals, Simulator
 from pdplan.sim.config import InstanceSpec, SimConfig
 from pdplan.sim.metrics import SimResult
@@ -188,6 +188,7 @@ def _restarted(cols: dict[str, np.ndarray], restart: dict[int, float]) -> dict[s
     return {**cols, "arrival": arrival}
 
 
+_TIME_COLUMNS: tuple[str, ...]
 _TIME_COLUMNS = ("p_inst", "d_inst", "state", "arrival", "pf_start", "pf_end", "xfer_s")
 _TIME_COLUMNS += ("xfer_start", "first", "finish")
 
@@ -251,7 +252,7 @@ def _check_closed_loop(
         raise ConfigError(f"n_requests={n!r} must be a whole number >= 1 (or None)")
     if warmup is not None and not (_whole(warmup) and warmup >= 0):
         raise ConfigError(f"warmup={warmup!r} must be a whole number >= 0 (or None)")
-    if not (isinstance(ratio, Real) and not isinstance(ratio, bool) and 0.0 < ratio <= 1.0):
+    if not (_is_real(ratio) and 0.0 < ratio <= 1.0):
         raise ConfigError(f"range_ratio={ratio!r} must be in (0, 1]")
     unknown = sorted(set(cfg_kw) - {f.name for f in fields(SimConfig)} - {"instances"})
     if unknown or "instances" in cfg_kw:
@@ -261,7 +262,7 @@ def _check_closed_loop(
         raise ConfigError(f"seed={seed!r} must be a whole number >= 0")
 
 
-def _whole(v: Any) -> bool:
+def _whole(v: Any) -> TypeGuard[int]:
     return isinstance(v, Integral) and not isinstance(v, bool)
 
 

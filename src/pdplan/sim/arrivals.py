@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import TypeGuard
 
 import numpy as np
 
@@ -14,11 +15,11 @@ from pdplan.workload.synth import MAX_RATE, MAX_SPAN_S
 __all__ = ["Arrivals"]
 
 
-def _real(v: object) -> bool:
+def _real(v: object) -> TypeGuard[float]:
     return isinstance(v, Real) and not isinstance(v, bool)
 
 
-def _int(v: object) -> bool:
+def _int(v: object) -> TypeGuard[int]:
     return isinstance(v, Integral) and not isinstance(v, bool)
 
 

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.runs import RUN_PACK
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["BurstMixin"]
 
 _pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
 
 
-class BurstMixin:
+class BurstMixin(InstanceHost):
     """Methods of Instance for a step model that emits `burst` > 1 tokens a decode step."""
 
     __slots__ = ()
 
-    def _close_burst(self: Instance, n: int, lo: float, slope: float, st: float) -> None:
+    def _close_burst(self, n: int, lo: float, slope: float, st: float) -> None:
         """ITL of a speculative instance's run of n per-token steps (lo + slope * k seconds
         each): whole steps of `burst` tokens arrive together, so the regular gaps are
         1 / burst gaps of a step (burst x the per-token time) and the rest none. A first step
@@ -47,7 +43,7 @@ class BurstMixin:
             elif k > 0:
                 put(_pack(0.0, 0.0, m, k))
 
-    def _settle_debt(self: Instance, m: int) -> list[tuple[float, int]]:
+    def _settle_debt(self, m: int) -> list[tuple[float, int]]:
         """Pay m per-token steps of the fresh joins' debt (FirstTokenMixin._emit_fresh: a
         join's first token ends a whole step, its min(burst, out) - 1 tokens come with it, no
         gap). Returns (steps paid, joins) groups; a join gone (finished, preempted) is dropped.
@@ -67,7 +63,7 @@ class BurstMixin:
                 debt[rid] = d - z
         return list(paid.items())
 
-    def _burst_tokens(self: Instance) -> int:
+    def _burst_tokens(self) -> int:
         """Tokens each decode of a speculative instance gets from a mixed step, priced whole
         (perf.spec_decode): `burst` on average, as whole tokens (the fraction carried over);
         the extra ones arrive with the first, no gap (ITL)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pdplan.errors import ConfigError
 
@@ -38,11 +38,11 @@ _INTS = {
 _RATES = ("nic_bytes_per_s", "nvlink_bytes_per_s", "pcie_bytes_per_s")  # B/s, > 0
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, Integral) and not isinstance(v, bool)
 
 
-def _is_real(v: Any) -> bool:
+def _is_real(v: Any) -> TypeGuard[float]:
     return isinstance(v, Real) and not isinstance(v, bool)
 
 
@@ -145,7 +145,7 @@ def check_numbers(cfg: SimConfig) -> None:
         raise ConfigError(f"sample_interval_s={v!r} must be a number of seconds >= 0.001")
     for name in _FINITE:
         v = getattr(cfg, name)
-        if not (isinstance(v, Real) and not isinstance(v, bool) and 0 <= v < math.inf):
+        if not (_is_real(v) and 0 <= v < math.inf):
             raise ConfigError(f"{name}={v!r} must be a finite number >= 0")
     if not (_is_int(cfg.kv_layers) and cfg.kv_layers >= 0):
         raise ConfigError(f"kv_layers={cfg.kv_layers!r} must be an integer >= 0")

@@ -10,6 +10,7 @@ from heapq import heappush
 
 import numpy as np
 
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.arrivals import Arrivals
 from pdplan.sim.config import SimConfig
 from pdplan.sim.engine import Instance
@@ -221,6 +222,7 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         if s >= len(cands):
             s = 0
         rt._tie = s + 1
+        inst: Instance | None  # None: _fitting found none
         inst = cands[s]
         low = inst.outstanding
         for c in cands:
@@ -255,7 +257,7 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         if self._times is None:
             self._issue(self.loop.now + self.arrivals.think_s)
 
-    def on_finish(self, rid: int, inst: Instance, now: float) -> None:
+    def on_finish(self, rid: int, inst: InstanceHost, now: float) -> None:
         r = self.req
         r.finish[rid] = now
         r.state[rid] = DONE

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import heapq
 from heapq import heappush
-from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.kernel import PRIO_BOUNDARY
 from pdplan.sim.runs import RUN_PACK, RUN_PACK2
 from pdplan.sim.state import DONE
 from pdplan.sim.steps import steps_within
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["DecodeMixin"]
 
@@ -22,18 +19,18 @@ _pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
 _pack2 = RUN_PACK2  # two records at once
 
 
-class DecodeMixin:
+class DecodeMixin(InstanceHost):
     """Methods of Instance that move the decode batch (see design-notes s3)."""
 
     __slots__ = ()
 
-    def _affine_of(self: Instance, b: int) -> tuple[float, float]:
+    def _affine_of(self, b: int) -> tuple[float, float]:
         ac = self._affine.get(b)
         if ac is None:
             ac = self._affine[b] = self.model.decode_affine(b)
         return ac
 
-    def _kinked_affine(self: Instance, b: int, n: int) -> tuple[float, float, int]:
+    def _kinked_affine(self, b: int, n: int) -> tuple[float, float, int]:
         """(a, c) of the side of the kink C is on, and n cut so the run ends at the kink:
         C grows by b per step, so ceil((b * kink - C) / b) steps reach it."""
         K = b * self._kink
@@ -46,7 +43,7 @@ class DecodeMixin:
             n = min(n, max(1, -(-(K - self.C) // b)))
         return ac[0], ac[1], n
 
-    def _join_ready(self: Instance) -> None:
+    def _join_ready(self) -> None:
         """Requests in `ready` enter the running batch at boundary K (KV already reserved)."""
         r, k, ready = self.sim.req, self.K, self.ready
         while ready:
@@ -61,7 +58,7 @@ class DecodeMixin:
             elif self.stall:
                 self.join_stall[rid] = self.stall
 
-    def _cut(self: Instance) -> int:
+    def _cut(self) -> int:
         """Steps the batch will have completed at its next step boundary."""
         if not self.busy:
             return 0
@@ -74,7 +71,7 @@ class DecodeMixin:
                 return 1 + steps_within(dt, self.run_a, c * self.B, c * self.C)
         return 1
 
-    def _admit_transfers(self: Instance) -> None:
+    def _admit_transfers(self) -> None:
         """Admit queued requests while KV and batch slots allow (FIFO, head-of-line). KV must
         fit with what the batch writes up to its next boundary plus one more step, in which the
         requests whose KV has arrived (`ready`: in exact mode they wait for that boundary; the
@@ -106,14 +103,15 @@ class DecodeMixin:
             else:
                 self.inflight += 1
                 r.xfer_start[rid] = self.loop.now  # its wait for a decode slot ends here
-                self._net_start(rid, self.sim.inst[r.p_inst[rid]], self, self._kvb(need))
+                # self is this Instance (a mixin's self type cannot say so, see sim/_hosts)
+                self._net_start(rid, self.sim.inst[r.p_inst[rid]], self, self._kvb(need))  # type: ignore[arg-type]
         if admitted and self.busy and self.in_run and self.kv_used + b * self.run_n > cap:
             n = max((cap - self.kv_used) // b, cut if cut >= 0 else self._cut())
             if n < self.run_n:
                 self._schedule_run(n)  # re-plan: end the run before KV is full
         return None
 
-    def _victim_waits(self: Instance) -> bool:
+    def _victim_waits(self) -> bool:
         """A recompute victim queued on this decode instance (only victims queue to prefill
         here), its prefill not started, waits for KV: new transfers wait behind it. vLLM V1
         puts a preempted request back at the head of its FCFS waiting queue
@@ -124,7 +122,7 @@ class DecodeMixin:
         started = self._started
         return any(rid not in started for rid in self.pq)
 
-    def _start_run(self: Instance) -> None:
+    def _start_run(self) -> None:
         """Start a pure-decode run until the next internal event (finish / KV full)."""
         b, room = self.B, self.cap - self.kv_used  # room: KV tokens free
         if room < b:
@@ -166,7 +164,7 @@ class DecodeMixin:
         t = tK + n * first + c * b * n * (n - 1) * 0.5  # T(n), design-notes s3
         heappush(self.heap, (t, PRIO_BOUNDARY, next(self.seq), self._wake_cb, ver))
 
-    def _plan_special(self: Instance, b: int, n: int) -> tuple[float, float, int]:
+    def _plan_special(self, b: int, n: int) -> tuple[float, float, int]:
         """(a, c, n) of a run that a poll, exact mode or a DSA kink shapes."""
         if self.inbox:  # stop where the scheduler next polls for the waiting arrivals
             n_poll = self.next_poll(self.K + 1) - self.K
@@ -179,7 +177,7 @@ class DecodeMixin:
         a, c = self._affine_of(b)
         return a, c, n
 
-    def _schedule_run(self: Instance, n: int) -> None:
+    def _schedule_run(self, n: int) -> None:
         """(Re)schedule the end of the current run after n steps from tK. n = 0 (a run split
         by LazyJoinMixin.deliver, cut before it starts): its fresh joins and stall wait for
         the run planned at that boundary, as in exact mode, where no step has begun there."""
@@ -194,7 +192,7 @@ class DecodeMixin:
         t = n * (a + c * self.C) + c * self.B * n * (n - 1) * 0.5  # T(n), design-notes s3
         heappush(self.heap, (self.tK + t, PRIO_BOUNDARY, next(self.seq), self._wake_cb, self.ver))
 
-    def _wake(self: Instance, ver: int) -> None:
+    def _wake(self, ver: int) -> None:
         """End of a decode run: account it, let finished requests go, decide what is next."""
         if ver != self.ver:
             return  # superseded by an earlier boundary
@@ -211,7 +209,7 @@ class DecodeMixin:
         else:
             self._decide()
 
-    def _close_run(self: Instance, n: int, t_end: float) -> None:
+    def _close_run(self, n: int, t_end: float) -> None:
         """Account the first n steps of the current run, which end at t_end: ITL runs (step k
         lasts a + c*(C + k*B) for B sequences; step 0 is no gap for the fresh joins and
         includes any stall; one run when neither applies), busy time, trace; advance K, C, KV."""
@@ -243,7 +241,7 @@ class DecodeMixin:
         self.C += nb
         self.kv_used += nb
 
-    def _advance(self: Instance, n: int) -> None:
+    def _advance(self, n: int) -> None:
         """n decode steps done: context grows by B per step; pop requests that finished."""
         b = self.B
         K = self.K = self.K + n
@@ -252,7 +250,7 @@ class DecodeMixin:
         if self.fin and self.fin[0][0] <= K:
             self._pop_finished(K)
 
-    def _pop_finished(self: Instance, K: int) -> None:
+    def _pop_finished(self, K: int) -> None:
         """Requests whose last token came at step <= K leave the batch. Open loop, disaggregated:
         Simulator.on_finish is inlined, its Little's-law and count updates made once."""
         fin = self.fin

@@ -173,6 +173,7 @@ class Instance(
         if self.B and self.kv_used + self.B > self.cap:
             self._make_room()
             evicted = bool(self.jq)
+        pq: deque[int] | None  # None: no prompt step now (swapped-out requests go first)
         role, pq = self.role, self.pq
         if pq and self.swapped and self.B and role == "agg":
             pq = None  # swapped-out requests come back before new prompts (vLLM V0 schedules

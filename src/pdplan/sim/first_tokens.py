@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.runs import RUN_PACK
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["FirstTokenMixin"]
 
 _pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
 
 
-class FirstTokenMixin:
+class FirstTokenMixin(InstanceHost):
     """Methods of Instance that record when a join's first token (or first gap) comes."""
 
     __slots__ = ()
 
-    def _emit_fresh(self: Instance, t1: float, per_token: float = 0.0) -> int:
+    def _emit_fresh(self, t1: float, per_token: float = 0.0) -> int:
         """Fresh joins get their first token at t1 (end of the run's first step); a request
         back from a swap-out gets its next one, one gap from its last token before the
         eviction (recorded once: a re-planned run re-emits it without a second gap). On a
@@ -44,7 +40,7 @@ class FirstTokenMixin:
         self.run_fresh = emitted  # re-emitted if the run is re-planned before it starts
         return len(emitted)
 
-    def _joiner_gaps(self: Instance, gap: float) -> int:
+    def _joiner_gaps(self, gap: float) -> int:
         """Record the first gaps of the requests in join_stall: `gap` (this step + the stall
         since the running decodes' last token) less the stall that passed before their first
         token; returns how many."""
@@ -56,7 +52,7 @@ class FirstTokenMixin:
             self.itl_put(_pack(gap - s0, gap - s0, 1, k))
         return sum(counts.values())
 
-    def _record_first_step(self: Instance, now: float, dur: float) -> None:
+    def _record_first_step(self, now: float, dur: float) -> None:
         """Mixed step: first token of fresh joins; the others' gap includes any stall."""
         w = self.B - (self._emit_fresh(now + dur) if self.fresh else 0)
         if self.join_stall:

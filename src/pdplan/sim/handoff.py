@@ -10,24 +10,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pdplan.sim._hosts import InstanceHost, SimulatorHost
 from pdplan.sim.kernel import PRIO_NETWORK
 
 if TYPE_CHECKING:
-    from pdplan.sim.cluster import Simulator
     from pdplan.sim.engine import Instance
     from pdplan.sim.state import Requests
 
 __all__ = ["HandoffMixin"]
 
 
-class HandoffMixin:
+class HandoffMixin(SimulatorHost):
     """Methods of Simulator from a finished prefill to the decode instance taking it."""
 
     __slots__ = ()
 
     def on_prefill_batch(
-        self: Simulator,
-        inst: Instance,
+        self,
+        inst: InstanceHost,
         batch: list[tuple[int, int, int]],
         start: float,
         end: float,
@@ -42,7 +42,7 @@ class HandoffMixin:
                 r.not_before[rid] = end
                 self._pair(rid, inst)
 
-    def _pair(self: Simulator, rid: int, p: Instance, r: Requests | None = None) -> None:
+    def _pair(self, rid: int, p: InstanceHost, r: Requests | None = None) -> None:
         """Choose the decode instance of a prefilled request and queue it there."""
         r = r or self.req
         cands = self.d_cands
@@ -77,7 +77,7 @@ class HandoffMixin:
         if d.ready:  # a swapped-out request came back in: it joins at the next boundary
             d.kick()
 
-    def _pair_parked(self: Simulator) -> None:
+    def _pair_parked(self) -> None:
         """A decode instance is back: pair the parked requests in the order they parked."""
         parked, inst, p_inst = self._parked, self.inst, self.req.p_inst
         parked_s, now = self._detours.parked_s, self.loop.now
@@ -87,7 +87,7 @@ class HandoffMixin:
             parked_s[rid] = parked_s.get(rid, 0.0) + now - parked.pop(rid)
             self._pair(rid, inst[p_inst[rid]])
 
-    def _unpark_from(self: Simulator, p: Instance) -> int:
+    def _unpark_from(self, p: Instance) -> int:
         """p drains for a role switch, which restarts its scheduler and KV endpoints: the KV
         it holds for parked requests is given up and they are prefilled again elsewhere (a
         recompute preemption). Waiting for a decode instance instead could deadlock: the
@@ -111,9 +111,7 @@ class HandoffMixin:
                 self._unrouted.append(rid)
         return len(mine)
 
-    def on_transfer_done(
-        self: Simulator, rid: int, p: Instance, d: Instance, t_bytes: float
-    ) -> None:
+    def on_transfer_done(self, rid: int, p: Instance, d: Instance, t_bytes: float) -> None:
         """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
         r, now = self.req, self.loop.now
         p.kv_used -= r.ctx0[rid] + p.st  # Instance.release, inlined: p frees its KV and state

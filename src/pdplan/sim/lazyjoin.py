@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from heapq import heappush
-from typing import TYPE_CHECKING
 
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.steps import steps_within
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["LazyJoinMixin"]
 
 
-class LazyJoinMixin:
+class LazyJoinMixin(InstanceHost):
     """A request whose KV arrives during a decode run joins at the run's next step boundary.
     The plain way schedules an event at that boundary (and leaves the run's old end stale).
     Here, when the boundary has nothing else to do, the run is split there at once: its
@@ -25,7 +22,7 @@ class LazyJoinMixin:
     __slots__ = ()
     lazy_joins = True  # class switch: False makes every join wait for its boundary event
 
-    def kick(self: Instance) -> None:
+    def kick(self) -> None:
         """New work: start a step if idle, or cut the running decode run at the next boundary."""
         if self.offline:
             return
@@ -43,7 +40,7 @@ class LazyJoinMixin:
                 if m + 1 < self.run_n:
                     self._schedule_run(m + 1)
 
-    def deliver(self: Instance, rid: int) -> None:
+    def deliver(self, rid: int) -> None:
         """KV of rid has arrived; it joins the batch at the next step boundary (lazily when
         the class docstring's conditions allow, else through kick() and an event)."""
         self.inflight -= 1

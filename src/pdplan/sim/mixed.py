@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pdplan.perf.step import BatchShape, causal_pairs
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.kernel import PRIO_BOUNDARY
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["MixedStepMixin"]
 
 
-class MixedStepMixin:
+class MixedStepMixin(InstanceHost):
     """Methods of Instance for vLLM-style chunked prefill (agg role with a chunk budget)."""
 
     __slots__ = ()
 
-    def _mixed_step(self: Instance) -> None:
+    def _mixed_step(self) -> None:
         """vLLM-style chunked prefill: all running decodes plus prompt chunks up to the budget."""
         self._make_room()
         budget = int(self.spec.chunk_budget or 0) - self.B
@@ -38,7 +34,7 @@ class MixedStepMixin:
         self.sim.on_prefill_batch(self, batch, now, now + dur)
         self.sim.loop.schedule(now + dur, PRIO_BOUNDARY, self._end_mixed, batch)
 
-    def _end_mixed(self: Instance, batch: list[tuple[int, int, int]]) -> None:
+    def _end_mixed(self, batch: list[tuple[int, int, int]]) -> None:
         now = self.sim.loop.now
         self.busy = False
         self.busy_s += now - self.tK
@@ -50,7 +46,7 @@ class MixedStepMixin:
         self._finish_chunks(batch, now)
         self._decide()
 
-    def _begin(self: Instance, now: float, dur: float, kind: str, toks: int) -> None:
+    def _begin(self, now: float, dur: float, kind: str, toks: int) -> None:
         self.busy = True
         self.in_run = False
         if self.sim.tracer is not None:

@@ -72,6 +72,8 @@ class _Nodes:
     """Next-fit packing onto NVLink nodes: an instance never straddles a node unless it is
     larger than one, and an instance on other hardware starts a new node."""
 
+    hw: str | None  # the current node's hardware ("" before the first instance)
+
     def __init__(self) -> None:
         self.node, self.used, self.hw = 0, 0, ""
 

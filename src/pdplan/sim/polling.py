@@ -4,18 +4,14 @@ once after a prompt step or when no decode runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.gate import gate_rank
 from pdplan.sim.steps import steps_within
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["PollMixin"]
 
 
-class PollMixin:
+class PollMixin(InstanceHost):
     """Methods of Instance for the recv interval (InstanceSpec.recv_interval) and the context
     gate (InstanceSpec.ctx_gate). poll_K: the decode step count at the last take-in (for a
     "batch" gate: when the first waiting prompt arrived); gate_K: the step from which a
@@ -25,7 +21,7 @@ class PollMixin:
 
     __slots__ = ()
 
-    def next_poll(self: Instance, k: int) -> int:
+    def next_poll(self, k: int) -> int:
         """The first decode step count >= k at which the waiting arrivals are taken in: every
         recv decode steps from the last poll at poll_K (SGLang's recv skipper counter), or
         where the context gate opens."""
@@ -43,7 +39,7 @@ class PollMixin:
             return max(k, self.gate_K)
         return self.poll_K - (self.poll_K - k) // t * t  # free-running, reset at each release
 
-    def _steps_now(self: Instance) -> int:
+    def _steps_now(self) -> int:
         """Decode steps done by now: K plus the whole steps of the running run so far."""
         if not (self.busy and self.in_run and self.run_n > 1):
             return self.K
@@ -53,7 +49,7 @@ class PollMixin:
         c = self.run_c
         return self.K + steps_within(dt, self.run_a, c * self.B, c * self.C)
 
-    def _gate_arrival(self: Instance, rid: int) -> None:
+    def _gate_arrival(self, rid: int) -> None:
         """A prompt joins the inbox: start the batch wait, or note its DP rank / its tokens."""
         g = self.gate
         if g is None or (g.kind == "balance" and self.gate_K >= 0):
@@ -67,7 +63,7 @@ class PollMixin:
         if len(self.gate_ranks) >= g.ranks:
             self.gate_K = self._steps_now() + g.wait_steps
 
-    def _cut_at_poll(self: Instance) -> None:
+    def _cut_at_poll(self) -> None:
         """End the running decode run at the boundary where the scheduler next polls."""
         c = self.run_c
         m = steps_within(self.loop.now - self.tK, self.run_a, c * self.B, c * self.C)
@@ -75,7 +71,7 @@ class PollMixin:
         if n < self.run_n:
             self._schedule_run(n)
 
-    def _take_in(self: Instance) -> None:
+    def _take_in(self) -> None:
         """At a boundary: take in the arrived requests if the scheduler polls here (every recv
         decode steps, or the gate opens; at once after a step with prompts, or with no decodes
         running)."""

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from heapq import heapify, heappush
-from typing import TYPE_CHECKING
 
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.kernel import PRIO_BOUNDARY
 from pdplan.sim.runs import RUN_PACK
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["PreemptMixin"]
 
 _pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
 
 
-class PreemptMixin:
+class PreemptMixin(InstanceHost):
     """Methods of Instance that make KV room by preemption and bring swapped requests back.
 
     Swap costs time: vLLM's scheduler (V0 swap preemption) hands the worker blocks_to_swap_out
@@ -29,12 +26,12 @@ class PreemptMixin:
 
     __slots__ = ()
 
-    def _pcie_s(self: Instance, tokens: int) -> float:
+    def _pcie_s(self, tokens: int) -> float:
         """s to move `tokens` of KV one way over the instance's PCIe links: bytes / (B/s),
         bytes window-capped with any fixed state (SimConfig.kv_bytes)."""
         return self.sim.cfg.kv_bytes(tokens) / (self.spec.pcie_bytes_per_s * self.spec.senders)
 
-    def _swap_in(self: Instance, rid: int, need: int) -> None:
+    def _swap_in(self, rid: int, need: int) -> None:
         """A swapped-out request's KV comes back over PCIe; it joins at the next boundary
         (the caller kicks the instance), after the swap-in step."""
         self.swapped.discard(rid)
@@ -43,7 +40,7 @@ class PreemptMixin:
         self.swap_s += self._pcie_s(need)
         self.ready.append(rid)
 
-    def _swap_step(self: Instance) -> None:
+    def _swap_step(self) -> None:
         """Pay the pending PCIe swap time as a blocking step from tK, then decide again."""
         s, self.swap_s = self.swap_s, 0.0
         self.busy, self.in_run = True, False
@@ -51,7 +48,7 @@ class PreemptMixin:
             self.tracer.append((self.idx, "swap", self.tK, s, 0, self.B))
         heappush(self.heap, (self.tK + s, PRIO_BOUNDARY, next(self.seq), self._end_swap, s))
 
-    def _end_swap(self: Instance, s: float) -> None:
+    def _end_swap(self, s: float) -> None:
         now = self.loop.now
         self.busy = False
         self.busy_s += now - self.tK
@@ -60,16 +57,16 @@ class PreemptMixin:
             self.stall += s  # the running decodes waited for the copy
         self._decide()
 
-    def _make_room(self: Instance) -> None:
+    def _make_room(self) -> None:
         """Before a step with B decodes: preempt the newest requests until B new tokens fit."""
         while self.B and self.kv_used + self.B > self.cap:
             self._preempt_newest()
 
-    def _preempt_newest(self: Instance) -> None:
+    def _preempt_newest(self) -> None:
         """Evict the most recently joined running request (vLLM's victim choice)."""
         self._evict(next(reversed(self.running)))
 
-    def _evict(self: Instance, rid: int) -> None:
+    def _evict(self, rid: int) -> None:
         r, sim = self.sim.req, self.sim
         fin = self.fin  # drop its finish-heap entry, which holds ctx0 - (K at its join)
         i = next(i for i, e in enumerate(fin) if e[1] == rid)
@@ -99,7 +96,7 @@ class PreemptMixin:
         else:  # recompute: its prompt + generated tokens are prefilled again here
             self._queue_recompute(rid, used)
 
-    def _queue_recompute(self: Instance, rid: int, used: int) -> None:
+    def _queue_recompute(self, rid: int, used: int) -> None:
         """Queue the victim's recompute: its `used` KV tokens and its last sampled token, whose
         KV no step has written yet, i.e. prompt + every output token so far. vLLM V1 sets
         num_computed_tokens = 0 (Scheduler._preempt_request), so it schedules num_tokens =
@@ -131,7 +128,7 @@ class PreemptMixin:
             i += 1
         pq.insert(i, rid)
 
-    def _recomputed(self: Instance, rid: int, now: float) -> None:
+    def _recomputed(self, rid: int, now: float) -> None:
         """A recompute's last chunk ended at `now`: it samples the request's next token (vLLM V1
         and SGLang sample at the end of any prefill that reaches the last known token). Its
         gap runs from its last token before the (first) eviction; it is back in a batch now."""

@@ -4,25 +4,20 @@ a finished chunk does (first token, hand-off to a decode instance, or joining th
 from __future__ import annotations
 
 from heapq import heappush
-from typing import TYPE_CHECKING
 
 from pdplan.perf.step import BatchShape
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.kernel import PRIO_BOUNDARY
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["PrefillMixin"]
 
 
-class PrefillMixin:
+class PrefillMixin(InstanceHost):
     """Methods of Instance for prompt work (every role: a decode instance recomputes too)."""
 
     __slots__ = ()
 
-    def _take_prompts(
-        self: Instance, budget: int, chunk: bool, max_seqs: int
-    ) -> list[tuple[int, int, int]]:
+    def _take_prompts(self, budget: int, chunk: bool, max_seqs: int) -> list[tuple[int, int, int]]:
         """Prompt pieces for one step: [(rid, new_tokens, cached_tokens)] within `budget`.
         A prompt reserves its KV (and its prefill starts) when it first enters a step."""
         r = self.sim.req
@@ -60,7 +55,7 @@ class PrefillMixin:
             left -= take
         return batch
 
-    def _prefill_step(self: Instance, chunk_budget: int | None) -> None:
+    def _prefill_step(self, chunk_budget: int | None) -> None:
         """A prefill-only step (prefill role, prefill-first agg, or a recompute on decode)."""
         spec = self.spec
         if not self.pq:
@@ -93,7 +88,7 @@ class PrefillMixin:
             self.sim.on_prefill_batch(self, batch, now, now + dur)
         heappush(self.heap, (now + dur, PRIO_BOUNDARY, next(self.seq), self._end_pf_cb, batch))
 
-    def _prefill_time(self: Instance, key: tuple[float, float, int]) -> float:
+    def _prefill_time(self, key: tuple[float, float, int]) -> float:
         """Step time of a pure prefill step, memoised per (tokens, pairs, seqs)."""
         if len(self._pf_cache) >= 1 << 16:
             self._pf_cache.clear()  # bound memory on long runs
@@ -101,7 +96,7 @@ class PrefillMixin:
         dur = self._pf_cache[key] = self.model.step_time(shape)
         return dur
 
-    def _end_prefill(self: Instance, batch: list[tuple[int, int, int]]) -> None:
+    def _end_prefill(self, batch: list[tuple[int, int, int]]) -> None:
         now = self.sim.loop.now
         self.busy = False
         if self.gate is None:
@@ -126,7 +121,7 @@ class PrefillMixin:
         else:
             self._decide()
 
-    def _finish_chunks(self: Instance, batch: list[tuple[int, int, int]], now: float) -> None:
+    def _finish_chunks(self, batch: list[tuple[int, int, int]], now: float) -> None:
         r, sim, pq = self.sim.req, self.sim, self.pq
         todo, pdone, gen = r.todo, r.pdone, r.gen
         for rid, n, _ in batch:

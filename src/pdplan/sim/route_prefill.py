@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pdplan.sim._hosts import SimulatorHost
+
 if TYPE_CHECKING:
-    from pdplan.sim.cluster import Simulator
     from pdplan.sim.engine import Instance
 
 __all__ = ["PrefillRouteMixin"]
 
 
-class PrefillRouteMixin:
+class PrefillRouteMixin(SimulatorHost):
     """Simulator._route (the general path; Simulator._enter inlines plain least-loaded
     routing) and the fallback to an instance whose KV pool holds the prompt."""
 
     __slots__ = ()
 
-    def _route(self: Simulator, rid: int) -> None:
+    def _route(self, rid: int) -> None:
         r = self.req
         inp = r.inp[rid]
+        inst: Instance | None  # None: _fitting found none
         if self._hashes:
             hashes = self.wl.hashes(rid).tolist()
             inst = self.router.choose(self.p_cands, hashes)

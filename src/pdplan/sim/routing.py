@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pdplan.sim._hosts import InstanceHost
     from pdplan.sim.engine import Instance
 
 __all__ = ["Router", "least_loaded"]
@@ -43,7 +44,10 @@ class Router:
         return least_loaded(cands, s)
 
     def choose(
-        self, cands: Sequence[Instance], hashes: Sequence[int] = (), near: Instance | None = None
+        self,
+        cands: Sequence[Instance],
+        hashes: Sequence[int] = (),
+        near: InstanceHost | None = None,
     ) -> Instance:
         """Pick one of cands (non-empty). `hashes`: the request's prefix blocks; `near`: the
         prefill instance, for the "local" pairing policy."""

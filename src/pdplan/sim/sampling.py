@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
 
+from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.steps import steps_within
-
-if TYPE_CHECKING:
-    from pdplan.sim.engine import Instance
 
 __all__ = ["SampleMixin"]
 
@@ -18,12 +15,12 @@ _ROLE_CODE = {"agg": 0, "prefill": 1, "decode": 2}  # sim.metrics.SAMPLE_STATES 
 _SAMPLE_PACK = struct.Struct("=5d").pack
 
 
-class SampleMixin:
+class SampleMixin(InstanceHost):
     """Instance.sample (Simulator._sample_tick calls it every sample_interval_s)."""
 
     __slots__ = ()
 
-    def sample(self: Instance, now: float) -> None:
+    def sample(self, now: float) -> None:
         """Timeline sample at `now` (Simulator._sample_tick, every sample_interval_s), counted
         as the summary's time averages are (sim/api.py): prompts not yet started (the ones a
         recv interval or context gate still holds in the inbox too) and requests waiting for a
@@ -40,7 +37,7 @@ class SampleMixin:
         queued = max(0, len(self.pq) - pf) + len(self.jq) + len(self.inbox)  # inbox: not polled
         self.samples.frombytes(_SAMPLE_PACK(now, queued, run, kv, state))
 
-    def kv_now(self: Instance, now: float) -> int:
+    def kv_now(self, now: float) -> int:
         """KV tokens in use at `now`: kv_used, plus inside a decode run the B tokens a step
         of the steps done by now (steps_within; the run accounts them only at its end)."""
         kv, b = self.kv_used, self.B

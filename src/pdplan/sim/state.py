@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 
 __all__ = ["DONE", "DROPPED", "PENDING", "RUNNING", "STATE_NAMES", "Detours", "Requests"]
@@ -63,6 +65,27 @@ class Requests:
     item access is ~1.5x faster than array.array's (whose stores go through PyArg_Parse) and
     ~5x faster than numpy scalar access. The working counters (_LIST_FIELDS) are lists."""
 
+    if TYPE_CHECKING:  # set by __init__ (most with setattr, from the field lists above)
+        arrival: memoryview[float]
+        pf_start: memoryview[float]
+        pf_end: memoryview[float]
+        xfer_start: memoryview[float]
+        xfer_s: memoryview[float]
+        first: memoryview[float]
+        finish: memoryview[float]
+        inp: memoryview[int]
+        out: memoryview[int]
+        hit: memoryview[int]
+        preempt: memoryview[int]
+        p_inst: memoryview[int]
+        d_inst: memoryview[int]
+        state: memoryview[int]
+        todo: list[int]
+        pdone: list[int]
+        gen: list[int]
+        ctx0: list[int]
+        not_before: list[float]
+
     def __init__(self, inp: np.ndarray, out: np.ndarray) -> None:
         n = len(inp)
         self.n = n
@@ -87,6 +110,6 @@ class Requests:
         return np.frombuffer(mv, dtype=dt)
 
 
-def _column(raw: bytes, fmt: str) -> memoryview:
+def _column(raw: bytes, fmt: Literal["d", "q", "i", "b"]) -> memoryview[Any]:
     """A writable memoryview of format fmt ('d', 'q', 'i', 'b') over a copy of raw."""
     return memoryview(bytearray(raw)).cast(fmt)

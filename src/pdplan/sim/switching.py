@@ -6,12 +6,12 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from pdplan.errors import ConfigError, PdplanError
+from pdplan.sim._hosts import SimulatorHost
 from pdplan.sim.checks import check_policy_interval, check_switch
 from pdplan.sim.config import RoleSwitch
 from pdplan.sim.kernel import PRIO_CONTROL, SimulationError
 
 if TYPE_CHECKING:
-    from pdplan.sim.cluster import Simulator
     from pdplan.sim.engine import Instance
 
 __all__ = ["MAX_FROZEN", "SwitchingMixin"]
@@ -19,7 +19,7 @@ __all__ = ["MAX_FROZEN", "SwitchingMixin"]
 MAX_FROZEN = 1000  # policy ticks with nothing in flight and no switch before a run is stuck
 
 
-class SwitchingMixin:
+class SwitchingMixin(SimulatorHost):
     """Methods of Simulator: a switch drains the instance, takes it offline for
     switch_cost_s, then it rejoins the candidates in its new role. A switch asked for while
     another is under way on the instance waits for it (Simulator._pending_roles); asking
@@ -27,7 +27,7 @@ class SwitchingMixin:
 
     __slots__ = ()
 
-    def _begin_switch(self: Simulator, sw: RoleSwitch) -> None:
+    def _begin_switch(self, sw: RoleSwitch) -> None:
         inst = self.inst[sw.instance]
         if inst.role == "agg":
             return
@@ -47,7 +47,7 @@ class SwitchingMixin:
         if not inst.busy:
             self.check_drained(inst)
 
-    def check_drained(self: Simulator, inst: Instance) -> None:
+    def check_drained(self, inst: Instance) -> None:
         """Called by an idle draining instance: go offline for switch_cost_s once empty."""
         if not inst.draining:
             return
@@ -70,7 +70,7 @@ class SwitchingMixin:
             self.loop.now + self.cfg.switch_cost_s, PRIO_CONTROL, self._end_switch, inst
         )
 
-    def _end_switch(self: Simulator, inst: Instance) -> None:
+    def _end_switch(self, inst: Instance) -> None:
         inst.offline = False
         inst.role = inst.next_role or inst.role
         inst.set_flags()
@@ -87,7 +87,7 @@ class SwitchingMixin:
         if then is not None and then != inst.role:
             self._begin_switch(RoleSwitch(self.loop.now, inst.idx, then))
 
-    def _policy_tick(self: Simulator, _: object) -> None:
+    def _policy_tick(self, _: object) -> None:
         pol = self.cfg.policy
         assert pol is not None
         parked = Counter(self.req.p_inst[x] for x in self._parked)  # prefill instance -> n
@@ -106,7 +106,7 @@ class SwitchingMixin:
             dt = check_policy_interval(pol, f" (changed by the policy at {self.loop.now:g} s)")
             self.loop.schedule(self.loop.now + dt, PRIO_CONTROL, self._policy_tick, None)
 
-    def _view(self: Simulator, i: Instance, parked: int) -> dict[str, float | int | str]:
+    def _view(self, i: Instance, parked: int) -> dict[str, float | int | str]:
         """What the policy sees of instance i (SwitchPolicy's keys), counted as the timeline
         counts (SampleMixin.sample): a prompt being prefilled is running on a prefill
         instance, not waiting (it was counted waiting, and running was 0 there). running adds
@@ -131,7 +131,7 @@ class SwitchingMixin:
             "unrouted": len(self._unrouted),  # cluster-wide: waiting for a prefill instance
         }
 
-    def _decide_switches(self: Simulator, view: list[dict[str, float | int | str]]) -> list:
+    def _decide_switches(self, view: list[dict[str, float | int | str]]) -> list:
         """The policy's switches for now, checked: a list of RoleSwitch (None: none)."""
         pol = self.cfg.policy
         assert pol is not None
@@ -155,13 +155,13 @@ class SwitchingMixin:
             check_switch(sw, len(self.inst), "the policy's")
         return list(decided)
 
-    def _switch_state(self: Simulator) -> tuple:
+    def _switch_state(self) -> tuple:
         """What a policy's switches can change: each instance's drain / target role, and the
         roles asked for while a switch is under way."""
         roles = tuple((i.draining, i.offline, i.next_role) for i in self.inst)
         return roles, tuple(sorted(self._pending_roles.items()))
 
-    def _frozen(self: Simulator) -> bool:
+    def _frozen(self) -> bool:
         """No instance busy and no event pending but the policy's and the sampler's ticks."""
         ticks = (self._policy_tick, self._sample_tick)
         return not any(i.busy for i in self.inst) and all(e[3] in ticks for e in self.loop.heap)

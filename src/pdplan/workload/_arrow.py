@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +19,9 @@ from pdplan.workload.values import (
     parse_length,
     parse_time_ns,
 )
+
+if TYPE_CHECKING:
+    from collections import Counter
 
 __all__ = ["REASONS", "BatchCols", "add_batch", "batch_columns"]
 
@@ -139,7 +143,7 @@ def _times_slow(values: list[object], unit_s: float, code: np.ndarray) -> tuple[
         if (ns is not None) != (kind == "ns"):
             _mark_one(code, i, "mixed timestamp formats")
         else:
-            out[i] = ns if ns is not None else sec
+            out[i] = ns if ns is not None else cast(float, sec)  # one of them is set
     return out, kind
 
 
@@ -227,7 +231,7 @@ def add_batch(
             counts[str(item["values"])] += int(item["counts"])
 
 
-def _counter() -> dict[str, int]:
+def _counter() -> Counter[str]:
     from collections import Counter
 
     return Counter()

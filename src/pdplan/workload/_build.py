@@ -133,6 +133,7 @@ class Builder:
         return _sort_by_time(w)
 
     def _arrival(self) -> np.ndarray | None:
+        origin: float  # ns (an int) or s
         if self._time_kind in (None, "none") or not self._times:
             return None
         if self._time_kind == "ns":

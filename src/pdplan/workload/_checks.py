@@ -113,7 +113,7 @@ def block_tokens(value: object) -> int:
         raise InputError(
             f"block_tokens={value!r} must be a whole number of tokens in [1, {INT32_MAX}]"
         )
-    return int(value)  # type: ignore[arg-type]
+    return int(value)  # type: ignore[call-overload]
 
 
 def hash_columns(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -47,7 +48,9 @@ class Workload:
     def __post_init__(self) -> None:
         """Check every column (vectorised); store lengths as int32, arrivals as float64."""
         cols = checked_columns(self.input_len, self.output_len, self.arrival_s, self.session_id)
-        offsets, ids = hash_columns(self.hash_offsets, self.hash_ids, len(cols["input_len"]))
+        offsets, ids = hash_columns(
+            self.hash_offsets, self.hash_ids, len(cast(np.ndarray, cols["input_len"]))
+        )
         cols.update(hash_offsets=offsets, hash_ids=ids)
         for name, value in cols.items():
             object.__setattr__(self, name, value)  # frozen: set the checked, converted arrays

@@ -6,6 +6,7 @@ import csv
 import sys
 import zlib
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +19,9 @@ from pdplan.workload.core import Workload
 from pdplan.workload.files import broken_off
 from pdplan.workload.formats import ColumnMap, is_gzip, open_text
 from pdplan.workload.values import BadValue, parse_length, parse_time_ns
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 __all__ = ["BLOCK_BYTES", "read_csv"]
 
@@ -179,7 +183,7 @@ def _careful_pass(path: str, cmap: ColumnMap, b: Builder) -> None:
         b.value_counts[c.lower().replace(" ", "_")] = cnt
 
 
-def _header(reader: csv._reader, path: str) -> list[str]:
+def _header(reader: Reader, path: str) -> list[str]:
     try:
         for row in reader:
             if any(cell.strip() for cell in row):

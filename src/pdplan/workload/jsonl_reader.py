@@ -206,6 +206,7 @@ def _extras(
         cols.kind, cols.decided = kind, True
     if kind != cols.kind:
         raise BadValue("mixed timestamp formats")
+    hashes: object  # a list of ints once checked
     hashes = None
     if cmap.hashes:
         raw_h = rec.get(cmap.hashes)

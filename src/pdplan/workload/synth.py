@@ -176,6 +176,7 @@ def _lengths(
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, int], list[str]]:
     """m input and output lengths, the clip counts per role, and a warning per clipping."""
+    warnings: list[str]
     clipped, warnings = {"input": 0, "output": 0}, []
     if joint is not None:
         pick = rng.integers(0, len(joint), size=m)

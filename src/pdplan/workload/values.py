@@ -58,7 +58,7 @@ def whole_number(name: str, value: object, low: int) -> int:
     ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
     if not ok or value < low:  # type: ignore[operator]
         raise InputError(f"{name}={value!r} must be a whole number >= {low} (an int, not a bool)")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)  # type: ignore[call-overload]
 
 
 def real_number(name: str, value: object) -> float:
