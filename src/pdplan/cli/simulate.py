@@ -161,6 +161,7 @@ def register(app: typer.Typer) -> None:
             "least_tokens",
             "--routing",
             help="round_robin, least_tokens (fewest prompt (+ output, agg) tokens in flight), "
+            "kv_usage (the least of its KV pool in flight: larger pools take more), "
             "p2c or prefix (cache affinity; with --prefix-cache)",
         ),
         exact: bool = typer.Option(False, "--exact", help="step every iteration (reference)"),
@@ -232,7 +233,8 @@ def register(app: typer.Typer) -> None:
             "least_tokens",
             "--pairing",
             help="P -> D pairing: round_robin, least_tokens (the least KV to hold: prompt + "
-            "output tokens of its requests), p2c (power of two choices) or "
+            "output tokens of its requests), kv_usage (the least share of its KV pool), "
+            "p2c (power of two choices) or "
             "local (the least-loaded decode instance on the prefill's node, KV over NVLink; "
             "else least_tokens)",
         ),

@@ -26,8 +26,8 @@ __all__ = [
 ]
 
 ROLES = ("agg", "prefill", "decode")
-ROUTINGS = ("round_robin", "least_tokens", "p2c", "prefix")
-PAIRINGS = ("round_robin", "least_tokens", "p2c", "local")
+ROUTINGS = ("round_robin", "least_tokens", "kv_usage", "p2c", "prefix")
+PAIRINGS = ("round_robin", "least_tokens", "kv_usage", "p2c", "local")
 TRANSFER_MODES = ("after", "layerwise")
 PREEMPTION_MODES = ("recompute", "swap")
 

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from pdplan.sim._hosts import InstanceHost
     from pdplan.sim.engine import Instance
 
-__all__ = ["Router", "least_loaded"]
+__all__ = ["Router", "least_kv_share", "least_loaded"]
 
 # Prefix affinity gives way to load when the best-matching instance has more than this many
 # outstanding tokens above the least-loaded one (SGLang cache_aware's balance threshold idea;
@@ -56,6 +56,12 @@ class Router:
             return cands[0]
         if p == "least_tokens":
             return self.least(cands)
+        if p == "kv_usage":
+            s = self._tie
+            if s >= len(cands):
+                s = 0
+            self._tie = s + 1
+            return least_kv_share(cands, s)
         if p == "round_robin":  # the first request goes to the first candidate
             i = self._rr
             self._rr = i + 1
@@ -92,6 +98,21 @@ def least_loaded(cands: Sequence[Instance], start: int = 0) -> Instance:
         o = c.outstanding
         if o < low:
             best, low = c, o
+    return best
+
+
+def least_kv_share(cands: Sequence[Instance], start: int = 0) -> Instance:
+    """An instance whose tokens in flight take the smallest share of its KV pool
+    (outstanding / cap, dimensionless): llm-d's kv-cache-utilization scorer picks the pod with
+    the least KV use (its share of the pool, not tokens), so a pool on a larger GPU takes
+    more of the load where least_tokens would give each instance the same tokens. In flight
+    rather than resident, so what is queued counts too. Ties: cands[start], as least_loaded."""
+    best = cands[start]
+    low = best.outstanding / best.cap
+    for c in cands:
+        share = c.outstanding / c.cap
+        if share < low:
+            best, low = c, share
     return best
 
 
