@@ -21,7 +21,7 @@ def _perf_row(spec: Any, gpu: Any, lay: Any, context: int, batch: int) -> dict[s
     """Memory and speed of one layout from the lead's cost model (empty when not importable)."""
     try:
         from pdplan.perf.costmodel import CostModel
-        from pdplan.perf.memory import plan_memory
+        from pdplan.perf.memory import plan_memory, pool_tokens_per_seq
     except ImportError:
         return {}
     mp = plan_memory(spec, gpu, lay, check=False)
@@ -34,7 +34,8 @@ def _perf_row(spec: Any, gpu: Any, lay: Any, context: int, batch: int) -> dict[s
     }
     if mp.state_tokens_per_seq:  # SSM / linear-attention state per sequence, in KV tokens
         row["state_tokens_per_seq"] = mp.state_tokens_per_seq
-    b = min(batch, mp.sequences_held(context))  # each with its recurrent state, if any
+    held = pool_tokens_per_seq(spec, lay, mp.kv_dtype, context)  # window layers capped
+    b = min(batch, mp.sequences_held(held))  # each with its recurrent state, if any
     if short >= 0 or b < 1:
         row["fits"] = False
         return row

@@ -78,6 +78,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
     from pdplan.catalog.gpus import get_gpu
     from pdplan.catalog.model_parts import kv_dtype_bytes
     from pdplan.catalog.models import get_model
+    from pdplan.perf.memory import pool_tokens_per_seq
     from pdplan.perf.prefill_rate import loaded_prefill_fn
     from pdplan.plan.ratio import infeasible_note, ratio_from_model
     from pdplan.plan.ratio_notes import packing_note
@@ -99,6 +100,7 @@ def _model_mode(opts: dict[str, Any], lens: Any) -> dict[str, Any]:
         isl_lengths=None if lens is None else lens.lengths,
         isl_counts=None if lens is None else lens.counts,
         prefill_alone_fn=lambda n: loaded(n).alone_s, state_tokens_per_seq=state,
+        pool_tokens_fn=lambda n: pool_tokens_per_seq(spec, ld, opts["kv_dtype"], n),
     )  # fmt: skip
     sweep = qps_dependence(
         res.prefill_s, cm_d.decode_step, osl=opts["osl"], ctx_per_seq=res.ctx_per_seq,

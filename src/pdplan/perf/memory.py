@@ -24,6 +24,7 @@ __all__ = [
     "engine_reserves_output_kv",
     "kv_bytes_per_token_per_gpu",
     "plan_memory",
+    "pool_tokens_per_seq",
     "weight_bytes_per_gpu",
 ]
 
@@ -118,9 +119,10 @@ class MemoryPlan:
         state_tokens_per_seq per running sequence on top of its tokens."""
         return self.kv_capacity_tokens if self.kv_pool_tokens < 0 else self.kv_pool_tokens
 
-    def sequences_held(self, tokens: int) -> int:
-        """Sequences of `tokens` tokens the pool holds at once, each with its fixed state."""
-        return self.pool_tokens // max(1, tokens + self.state_tokens_per_seq)
+    def sequences_held(self, tokens: float) -> int:
+        """Sequences of `tokens` pool tokens the pool holds at once, each with its fixed state
+        (a window model's sequence fills fewer pool tokens than its length: pool_tokens_per_seq)."""
+        return int(self.pool_tokens // max(1.0, tokens + self.state_tokens_per_seq))
 
     @property
     def used_bytes(self) -> float:
@@ -161,6 +163,21 @@ def kv_bytes_per_token_per_gpu(
     else:
         shard = max(1.0, model.num_kv_heads / layout.tp) / model.num_kv_heads
     return full * stage_frac * shard / layout.cp
+
+
+def pool_tokens_per_seq(model: ModelSpec, layout: Layout, kv_dtype: str, tokens: float) -> float:
+    """KV-pool tokens (slots of one token's KV in every layer: plan_memory's pool with no
+    `context`) that one sequence of `tokens` tokens fills. Sliding-window layers keep only their
+    newest `sliding_window` tokens (vLLM V1's hybrid KV-cache manager frees the blocks that
+    leave the window; SGLang's SWA pool, TensorRT-LLM's variable sliding window), so a long
+    sequence of a window model fills fewer slots than its tokens; = tokens for other models."""
+    n = max(1, round(tokens))
+    if not model.sliding_window or n <= model.sliding_window:
+        return float(tokens)
+    full = kv_bytes_per_token_per_gpu(model, layout, kv_dtype)  # B/token, every layer growing
+    held = kv_bytes_per_token_per_gpu(model, layout, kv_dtype, context=n) * n  # B, windows capped
+    # (a draft head's KV layer scales both alike: plan_memory's 1 + draft_layers / L)
+    return held / full * tokens / n if full > 0 else float(tokens)
 
 
 def _mixed_shard(model: ModelSpec, tp: int, kv_dtype: str, context: int | None) -> float:

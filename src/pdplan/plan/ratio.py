@@ -151,11 +151,14 @@ def decode_point(
     kv_capacity_tokens: float,
     max_batch: int = 4096,
     state_tokens_per_seq: float = 0.0,
+    pool_per_seq: float | None = None,
 ) -> tuple[int, float, str]:
     """Largest batch whose step time meets `tpot` within KV capacity: (batch, step_s, limit).
-    A sequence holds ctx_per_seq tokens plus its fixed recurrent state (SSM / linear-attention
-    layers) in KV-pool tokens (MemoryPlan.state_tokens_per_seq), tokens."""
-    per_seq = max(ctx_per_seq + state_tokens_per_seq, 1.0)  # KV-pool tokens per sequence
+    A sequence holds ctx_per_seq tokens (`pool_per_seq` KV-pool tokens when its window layers
+    hold fewer: perf.memory.pool_tokens_per_seq) plus its fixed recurrent state (SSM /
+    linear-attention layers) in KV-pool tokens (MemoryPlan.state_tokens_per_seq), tokens."""
+    held = ctx_per_seq if pool_per_seq is None else pool_per_seq
+    per_seq = max(held + state_tokens_per_seq, 1.0)  # KV-pool tokens per sequence
     kv_batch = int(kv_capacity_tokens // per_seq)
     if kv_batch < 1:
         state = (
@@ -252,17 +255,20 @@ def ratio_from_model(
     max_batch: int = 4096,
     prefill_alone_fn: PrefillFn | None = None,
     state_tokens_per_seq: float = 0.0,
+    pool_tokens_fn: Callable[[float], float] | None = None,
 ) -> ModelRatio:
     """P from instance-seconds per prompt (mean over the length distribution when given),
     D at the largest batch meeting `tpot`; pools rounded to whole instances, each >= 1.
     `prefill_alone_fn` (a prompt on an idle instance) is only reported (prefill_alone_s).
-    `state_tokens_per_seq`: a sequence's fixed recurrent state in KV-pool tokens (decode_point)."""
+    `state_tokens_per_seq`: a sequence's fixed recurrent state in KV-pool tokens (decode_point);
+    `pool_tokens_fn`: KV-pool tokens a sequence of that context fills (window layers capped)."""
     _positive(isl=isl, osl=osl, tpot=tpot, qps=qps)
     pre = _prefill_seconds(prefill_time_fn, prefill_alone_fn, isl, isl_lengths, isl_counts)
     isl, pre_s, alone_s, lengths = pre
     ctx = isl + osl / 2.0  # mean context over a sequence's decode life (KV grows isl -> isl+osl)
+    pool = None if pool_tokens_fn is None else pool_tokens_fn(ctx)
     b, step, limit = decode_point(
-        decode_step_fn, tpot, ctx, kv_capacity_tokens, max_batch, state_tokens_per_seq
+        decode_step_fn, tpot, ctx, kv_capacity_tokens, max_batch, state_tokens_per_seq, pool
     )
     p_tps = isl / (pre_s * prefill_gpus)  # tokens/s per GPU
     d_tps = b / (step * decode_gpus)  # one token per sequence per step
