@@ -34,12 +34,27 @@ def _root(
         help="YAML file of extra GPUs or overrides (fields of GPUSpec; `base: h100-sxm` to "
         "override only some fields)",
     ),
+    efficiency_file: str | None = typer.Option(
+        None,
+        "--efficiency-file",
+        envvar="PDPLAN_EFFICIENCY_FILE",
+        help="YAML overlay of the cost model's efficiency factors (`engines: {vllm: {mem_eta: "
+        "0.7}}`, optional per-GPU `gpus:` blocks), as `pdplan calibrate --out` writes it",
+    ),
 ) -> None:
     """Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio."""
     if gpu_file:
         from pdplan.catalog.gpus import add_gpus, load_gpu_file
 
         add_gpus(load_gpu_file(gpu_file))
+    from pdplan.perf.efficiency import set_efficiency_overrides
+
+    if efficiency_file:  # after --gpu-file: its GPUs may name the overlay's blocks
+        from pdplan.perf.efficiency_file import load_efficiency_file
+
+        set_efficiency_overrides(load_efficiency_file(efficiency_file))
+    else:  # a run in the same process (tests, main() twice) keeps no earlier overlay
+        set_efficiency_overrides(None)
 
 
 # Each module defines register(app). Order = order in `pdplan --help`.
@@ -49,6 +64,7 @@ _COMMAND_MODULES = (
     "parallel",
     "estimate",
     "accuracy",
+    "calibrate",
     "workload",
     "simulate",
     "catalog",
@@ -76,7 +92,7 @@ def _command_named(args: list[str]) -> str | None:
     """The command word of a command line (after the root's options), else None."""
     it = iter(args)
     for word in it:
-        if word == "--gpu-file":
+        if word in ("--gpu-file", "--efficiency-file"):
             next(it, None)  # its value
         elif not word.startswith("-"):
             return word

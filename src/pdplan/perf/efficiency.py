@@ -22,6 +22,7 @@ __all__ = [
     "check_kv_cache_dtype",
     "get_efficiency",
     "matmul_scale",
+    "set_efficiency_overrides",
     "vendor_caveat",
 ]
 
@@ -161,6 +162,27 @@ class Efficiency:
         return replace(self, **vals)
 
 
+# The user's overlay (`pdplan --efficiency-file`, perf/efficiency_file.py): engine -> fields,
+# with an optional `gpus: {gpu: {fields}}`; applied over the packaged values, engine fields
+# first, then the GPU's. Empty: the packaged table alone. A plain dict, read per call (no cache
+# holds an Efficiency: every CostModel takes get_efficiency's fresh result).
+_OVERRIDES: dict[str, dict[str, Any]] = {}
+
+
+def set_efficiency_overrides(table: dict[str, dict[str, Any]] | None) -> None:
+    """Replace the overlay with `table` ({engine: {field: value, gpus: {gpu: {...}}}}, as
+    load_efficiency_file returns); None or {} restores the packaged values alone."""
+    _OVERRIDES.clear()
+    _OVERRIDES.update({canonical_engine(k): dict(v) for k, v in (table or {}).items()})
+
+
+def _overlaid(eff: Efficiency, eng: str, gpu: str | None) -> Efficiency:
+    spec = dict(_OVERRIDES.get(eng, {}))
+    per_gpu = spec.pop("gpus", {}) or {}
+    eff = eff.with_(**spec)
+    return eff.with_(**per_gpu[gpu]) if gpu and gpu in per_gpu else eff
+
+
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
     text = resources.files("pdplan.perf").joinpath("data/efficiency.yaml").read_text()
@@ -174,7 +196,8 @@ def get_efficiency(
 
     With the GPU's memory `hbm_gib` known, an engine's `<field>_by_hbm_gib` tables
     ([[below_gib, value], ..., [null, value]]: the first row whose bound exceeds the memory)
-    set the defaults the engine picks by GPU memory (token budget, max sequences)."""
+    set the defaults the engine picks by GPU memory (token budget, max sequences). The user's
+    overlay (set_efficiency_overrides) goes over the packaged values last."""
     eng = canonical_engine(engine)
     tab = _table()
     eff = Efficiency().with_(**tab.get("default", {}))
@@ -192,7 +215,7 @@ def get_efficiency(
                     break
     if gpu and gpu in per_gpu:
         eff = eff.with_(**per_gpu[gpu])
-    return eff
+    return _overlaid(eff, eng, gpu) if _OVERRIDES else eff
 
 
 def matmul_scale(matmul_eta: float | None) -> float:

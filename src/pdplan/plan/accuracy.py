@@ -16,7 +16,7 @@ from pdplan.catalog.models import get_model, guessed_shape
 from pdplan.errors import ConfigError, PdplanError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
-from pdplan.perf.efficiency import get_efficiency
+from pdplan.perf.efficiency import Efficiency, get_efficiency
 from pdplan.perf.estimate import Estimate, estimate_agg, estimate_disagg
 from pdplan.perf.measured import MeasuredRow, read_measured
 from pdplan.perf.memory import plan_memory
@@ -123,15 +123,19 @@ def prediction_record(p: Prediction) -> dict[str, object]:
     }
 
 
-def _cost(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout) -> CostModel:
-    eff = row_recipe_eff(row, get_efficiency(row.backend, gpu.name, gpu.hbm_gib))
+def _cost(
+    row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, layout: Layout, eff: Efficiency | None
+) -> CostModel:
+    eff = row_recipe_eff(row, eff or get_efficiency(row.backend, gpu.name, gpu.hbm_gib))
     return row_cost_model(row, model, gpu, layout, eff)
 
 
-def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate, int]:
+def _agg(
+    row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, eff: Efficiency | None = None
+) -> tuple[Estimate, int]:
     if row.layout is None or not row.concurrency:  # refused by check_row_deployment first
         raise ConfigError("aggregated row without a layout or a concurrency")
-    cm = _cost(row, model, gpu, row.layout)
+    cm = _cost(row, model, gpu, row.layout, eff)
     frac, of_free = row_kv_memory(row, gpu, row.layout, cm)
     mem = plan_memory(
         model,
@@ -155,13 +159,15 @@ def _agg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate, in
     return est, mem.kv_capacity_tokens
 
 
-def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate, int]:
+def _disagg(
+    row: MeasuredRow, model: ModelSpec, gpu: GPUSpec, eff: Efficiency | None = None
+) -> tuple[Estimate, int]:
     pl, dl, conc = row.prefill_layout, row.decode_layout, row.concurrency
     if pl is None or dl is None or not conc:  # refused by check_row_deployment first
         raise ConfigError("disaggregated row without layouts or a concurrency")
     kvd = kv_dtype_for(row)
     for lay, ctx in ((pl, row.isl), (dl, row.isl + row.osl)):  # each pool must hold its model
-        frac, of_free = row_kv_memory(row, gpu, lay, _cost(row, model, gpu, lay))
+        frac, of_free = row_kv_memory(row, gpu, lay, _cost(row, model, gpu, lay, eff))
         mem = plan_memory(
             model, gpu, lay, row.weight_dtype, kvd, moe_dtype=row.moe_dtype, context=ctx,
             mem_fraction=frac, of_free=of_free,
@@ -169,8 +175,8 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate,
     # the path `pdplan estimate` takes: NVLink when P and D share a node (plan.kv_route)
     xfer = kv_route(model, gpu, row.isl, kvd, (pl, dl), (row.prefill_workers, row.decode_workers))
     est = estimate_disagg(
-        _cost(row, model, gpu, pl),
-        _cost(row, model, gpu, dl),
+        _cost(row, model, gpu, pl, eff),
+        _cost(row, model, gpu, dl, eff),
         row.isl,
         row.osl,
         conc,
@@ -181,13 +187,15 @@ def _disagg(row: MeasuredRow, model: ModelSpec, gpu: GPUSpec) -> tuple[Estimate,
     return est, mem.kv_capacity_tokens * row.decode_workers  # the decode pool's (last plan)
 
 
-def predict_row(row: MeasuredRow) -> Prediction:
-    """Predict one measured row with the steady-state estimate; PdplanError if impossible."""
+def predict_row(row: MeasuredRow, eff: Efficiency | None = None) -> Prediction:
+    """Predict one measured row with the steady-state estimate (with `eff`, on the row's GPU,
+    in place of the engine's efficiencies: plan.calibrate's trial values); PdplanError if
+    impossible."""
     check_row_deployment(row)
     model = get_model(row.model_path)
     gpu = get_gpu(row.system)
     check_row_layouts(row, model, gpu)
-    est, kv = _agg(row, model, gpu) if row.mode == "agg" else _disagg(row, model, gpu)
+    est, kv = (_agg if row.mode == "agg" else _disagg)(row, model, gpu, eff)
     tpot = est.tpot_s * 1e3 if row.osl > 1 else math.nan  # one token: no inter-token time
     return Prediction(row, est.ttft_s * 1e3, tpot, kv_tokens=kv)
 

@@ -1,0 +1,79 @@
+"""`pdplan calibrate`'s tables and warnings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pdplan.cli._common import num
+
+__all__ = ["render", "warnings_of"]
+
+
+def warnings_of(rep: dict[str, Any]) -> list[str]:
+    """What the user should distrust in a fit: a factor on its bound, too few rows for the
+    factors (plan.calibrate.ROWS_PER_PARAM), a held-out median error over 5 % above the
+    starting one."""
+    from pdplan.plan.calibrate import ROWS_PER_PARAM
+
+    out = []
+    for p in rep["params"]:
+        if p["at_bound"]:
+            side = "upper" if p["after"] > (p["low"] + p["high"]) / 2 else "lower"
+            out.append(
+                f"{p['name']} ended at its {side} bound ({num(p['after'])}): the data push it "
+                "past what is physical, a sign the model cannot explain them that way"
+            )
+    k, n = len(rep["params"]), rep["rows"]
+    if n < ROWS_PER_PARAM * k:
+        out.append(
+            f"{n} rows for {k} factors (fewer than {ROWS_PER_PARAM} per factor): the fit may "
+            "follow noise; fit fewer --params or measure more rows"
+        )
+    held = rep["held_out"]
+    if held is None:
+        out.append("the rows cover one model on one GPU: no held-out check of the fit")
+        return out
+    for key in ("ttft", "tpot"):
+        h, b = held["errors"][key]["median"], rep["before"][key]["median"]
+        # 5 % of the error itself: closer than that is within the noise of a median
+        if h is not None and b is not None and h > 1.05 * b:
+            out.append(
+                f"held-out {key.upper()} error ({h:.1f} %) is above the starting values' "
+                f"({b:.1f} %): the fit does not carry over to unseen {held['by']}s"
+            )
+    return out
+
+
+def _cells(s: dict[str, Any]) -> list[str]:
+    vals = (s["ttft"]["median"], s["ttft"]["p90"], s["tpot"]["median"], s["tpot"]["p90"])
+    return ["-" if v is None else f"{v:.1f}" for v in vals]
+
+
+def render(rep: dict[str, Any], con: Any) -> None:
+    """The factors (before -> after, bounds), then the errors before, fitted and held out."""
+    from rich.table import Table
+
+    where = f"{rep['engine']}" + (f" on {rep['gpu']}" if rep["gpu"] else "")
+    t = Table(title=f"calibrate {where}: efficiency factors")
+    for c in ("factor", "before", "after", "bounds", ""):
+        t.add_column(c, justify="left" if c in ("factor", "") else "right")
+    for p in rep["params"]:
+        bounds = f"[{num(p['low'])}, {num(p['high'])}]"
+        flag = "at bound" if p["at_bound"] else ""
+        t.add_row(p["name"], num(p["before"]), num(p["after"]), bounds, flag)
+    con.print(t)
+    e = Table(title=f"absolute % error ({rep['method']}, {rep['rows']} rows)")
+    e.add_column("values", no_wrap=True)
+    for c in ("TTFT med", "TTFT p90", "TPOT med", "TPOT p90"):
+        e.add_column(c, justify="right")
+    e.add_row("before", *_cells(rep["before"]))
+    e.add_row("fitted (on these rows)", *_cells(rep["after"]))
+    held = rep["held_out"]
+    if held is not None:
+        label = f"held out (each {held['by']} in turn, {len(held['groups'])})"
+        e.add_row(label, *_cells(held["errors"]))
+    con.print(e)
+    tail = f"fitted on {rep['rows']} aggregated {rep['engine']} rows"
+    if rep["skipped"]:
+        tail += f" ({rep['skipped']} rows skipped: unreadable, or not predictable)"
+    con.print(tail + (f"; wrote {rep['out']}" if rep["out"] else ""), markup=False)

@@ -1,0 +1,188 @@
+"""`pdplan calibrate`: fit an engine's efficiency factors to the user's measured runs and
+write them as an overlay for `pdplan --efficiency-file`."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+from typing import Any
+
+import typer
+
+from pdplan.cli._calibrate_render import render, warnings_of
+from pdplan.cli._common import emit, warn
+from pdplan.cli._paths import check_output, replaced_on_success
+from pdplan.errors import ConfigError, InputError
+
+__all__ = ["register"]
+
+
+def calibrate_cmd(
+    measured: str = typer.Option(
+        ...,
+        "--measured",
+        help="CSV in measured_serving.csv format (its aggregated rows are fitted)",
+    ),
+    engine: str | None = typer.Option(
+        None, "--engine", help="engine whose factors to fit (default: the rows' only engine)"
+    ),
+    gpu: str | None = typer.Option(
+        None, "--gpu", help="fit only this GPU's rows, written as a per-GPU block"
+    ),
+    params: str | None = typer.Option(
+        None,
+        "--params",
+        help="comma-separated factors to fit (default: every bounded one the method reads)",
+    ),
+    method: str = typer.Option(
+        "estimate", "--method", help="predict rows with the steady-state 'estimate' or 'sim'"
+    ),
+    maxiter: int = typer.Option(
+        2, "--maxiter", help="Powell sweeps (each: a line search per factor)"
+    ),
+    out: str | None = typer.Option(None, "--out", help="write the fitted factors to this YAML"),
+    holdout: bool = typer.Option(
+        True, "--holdout/--no-holdout", help="leave-one-model-out check (or one GPU out)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+) -> None:
+    """Fit the cost model's efficiency factors to measured rows, within physical bounds."""
+    from pdplan.cli.accuracy import _check_paths
+    from pdplan.perf.measured import read_measured
+    from pdplan.plan import calibrate as cal
+
+    names = _check_options(params, method, maxiter)
+    _check_paths(measured, None)
+    if out:
+        check_output(out, "--out", {"--measured": measured})
+    items = list(read_measured(measured))
+    eng = _engine(engine, items, measured)
+    setup = cal.FitSetup(names, method)
+    cases, skipped = cal.fit_cases(items, eng, gpu, setup)
+    if not cases:
+        on = f" on {gpu}" if gpu else ""
+        raise InputError(f"no predictable aggregated {eng} rows{on}: nothing to fit", path=measured)
+    rep = _run(cases, setup, maxiter, holdout, gpu)
+    rep.update(measured=measured, engine=eng, skipped=skipped, out=out)
+    rep["warnings"] = warnings_of(rep)
+    if out:
+        _write_overlay(out, rep)
+    emit(rep, as_json, lambda con: render(rep, con))
+    if not as_json:
+        for w in rep["warnings"]:
+            warn(w)
+
+
+def _check_options(params: str | None, method: str, maxiter: int) -> tuple[str, ...]:
+    """The factors to fit; ConfigError for a bad --method / --maxiter / --params, or when
+    scipy, which the fit needs, is not installed (before any row is read)."""
+    from pdplan.plan.calibrate import METHODS, SIM_ONLY, check_params, default_params
+
+    if method not in METHODS:
+        raise ConfigError(f"--method must be {' or '.join(METHODS)}, not {method!r}")
+    if maxiter < 1:
+        raise ConfigError(f"--maxiter must be at least 1, not {maxiter}")
+    names = check_params(params.split(",")) if params is not None else default_params(method)
+    unread = [n for n in names if n in SIM_ONLY and method == "estimate"]
+    if unread:
+        raise ConfigError(
+            f"the estimate never reads {', '.join(unread)} (the simulator's benchmark client "
+            "does): fit it with --method sim"
+        )
+    if importlib.util.find_spec("scipy") is None:
+        raise ConfigError("calibrate needs scipy: pip install 'pdplan[calibrate]'")
+    return names
+
+
+def _engine(engine: str | None, items: list[Any], path: str) -> str:
+    """--engine (canonical), else the only engine of the file's aggregated rows."""
+    from pdplan.perf.efficiency import canonical_engine
+
+    if engine is not None:
+        return canonical_engine(engine)
+    seen = sorted(
+        {canonical_engine(r.backend) for r in items if not isinstance(r, tuple) and r.mode == "agg"}
+    )
+    if not seen:
+        raise InputError("no readable aggregated rows: nothing to fit", path=path)
+    if len(seen) > 1:
+        raise ConfigError(
+            f"the rows are of {len(seen)} engines ({', '.join(seen)}): pick one with --engine"
+        )
+    return seen[0]
+
+
+def _run(
+    cases: list[Any], setup: Any, maxiter: int, holdout: bool, gpu: str | None
+) -> dict[str, Any]:
+    """Fit from the engine's current values; errors before, after and held out."""
+    import numpy as np
+
+    from pdplan.catalog.gpus import get_gpu
+    from pdplan.perf.efficiency import get_efficiency
+    from pdplan.plan import calibrate as cal
+
+    g = get_gpu(gpu) if gpu else None
+    base = get_efficiency(cases[0].row.backend, g.name if g else None, g.hbm_gib if g else None)
+    start = {n: float(getattr(base, n)) for n in setup.params}
+    fitted = cal.fit(cases, start, setup, maxiter)
+    rep: dict[str, Any] = {
+        "gpu": g.name if g else None,
+        "method": setup.method,
+        "maxiter": maxiter,
+        "rows": len(cases),
+        "params": [_param(n, start[n], fitted[n]) for n in setup.params],
+        "before": cal.ape_stats(cal.ratios(cases, start, setup)),
+        "after": cal.ape_stats(cal.ratios(cases, fitted, setup)),
+        "held_out": None,
+    }
+    group = cal.group_of(cases) if holdout else None
+    if group is not None:
+        by = cal.held_out(cases, start, setup, maxiter, group[1])
+        rep["held_out"] = {
+            "by": group[0],
+            "groups": list(by),
+            "errors": cal.ape_stats(np.vstack(list(by.values()))),
+        }
+    return rep
+
+
+def _param(name: str, before: float, after: float) -> dict[str, Any]:
+    from pdplan.plan.calibrate import BOUNDS, at_bound
+
+    lo, hi, _ = BOUNDS[name]
+    return {"name": name, "before": before, "after": after, "low": lo, "high": hi,
+            "at_bound": at_bound(name, after)}  # fmt: skip
+
+
+def _write_overlay(path: str, rep: dict[str, Any]) -> None:
+    """The fitted factors as an --efficiency-file overlay, behind a header saying where they
+    came from; complete or not at all (a temporary file renamed to `path` once written)."""
+    import yaml
+
+    fields = {p["name"]: float(f"{p['after']:.6g}") for p in rep["params"]}
+    block: dict[str, Any] = {"gpus": {rep["gpu"]: fields}} if rep["gpu"] else fields
+    src = " ".join(str(rep["measured"]).split())
+    b, a = rep["before"], rep["after"]
+    header = (
+        f"# pdplan calibrate: {rep['engine']} efficiency factors fitted on {src}\n"
+        f"# ({rep['rows']} aggregated rows{' on ' + rep['gpu'] if rep['gpu'] else ''}, "
+        f"method {rep['method']}, maxiter {rep['maxiter']}), {datetime.date.today().isoformat()}\n"
+        f"# median absolute error before -> after: TTFT {_pct(b['ttft'])} -> {_pct(a['ttft'])}, "
+        f"TPOT {_pct(b['tpot'])} -> {_pct(a['tpot'])}\n"
+        f"# use: pdplan --efficiency-file {path} estimate ...\n"
+    )
+    text = header + yaml.safe_dump({"engines": {rep["engine"]: block}}, sort_keys=False)
+    try:
+        with replaced_on_success(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
+
+
+def _pct(s: dict[str, Any]) -> str:
+    return "-" if s["median"] is None else f"{s['median']:.1f} %"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("calibrate")(calibrate_cmd)
