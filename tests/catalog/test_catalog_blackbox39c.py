@@ -6,27 +6,16 @@ reference GPU table."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from pdplan.cli import main
+from tests.cli_json import cli_json as _json
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "data" / "reference"
 pytestmark = pytest.mark.skipif(not REF.is_dir(), reason="shared/data/reference not present")
-
-
-def _json(*args: object) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    assert rc == 0, err.getvalue()
-    return json.loads(out.getvalue())  # type: ignore[no-any-return]
 
 
 def _cfg(name: str) -> tuple[Path, dict[str, Any]]:

@@ -4,27 +4,14 @@ disaggregated `estimate` moves its KV in the time `pdplan kv` gives for the same
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
-import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-
-from pdplan.cli import main
+from tests.cli_json import cli_json as _json
 
 MEASURED = Path(__file__).resolve().parents[2].parent / "shared/data/calibration"
-
-
-def _json(*args: object) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    assert rc == 0, err.getvalue()
-    return json.loads(out.getvalue())  # type: ignore[no-any-return]
 
 
 def _ape(rows: list[dict[str, str]], key: str) -> tuple[float, float]:

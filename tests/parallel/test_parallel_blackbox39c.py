@@ -5,23 +5,10 @@ ring all-reduce and all-to-all formulas worked by hand."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import math
-from typing import Any
 
 import pytest
-
-from pdplan.cli import main
-
-
-def _json(*args: object) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    assert rc == 0, err.getvalue()
-    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+from tests.cli_json import cli_json as _json
 
 
 def test_window_model_batch_counts_only_the_window() -> None:

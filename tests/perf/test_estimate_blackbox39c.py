@@ -5,24 +5,14 @@ the closed loop obeys Little's law, and more clients never lower TPOT."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 from typing import Any
 
 import pytest
+from tests.cli_json import cli_json as _json
 
 from pdplan.cli import main
 
 GiB = 2**30
-
-
-def _json(*args: object) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    assert rc == 0, err.getvalue()
-    return json.loads(out.getvalue())  # type: ignore[no-any-return]
 
 
 def _est(*args: object) -> dict[str, Any]:

@@ -6,27 +6,14 @@ as `pdplan estimate` and `pdplan parallel` size it."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import math
-from typing import Any
 
 import pytest
-
-from pdplan.cli import main
+from tests.cli_json import cli_json as _json
 
 # gemma-3-27b (google/gemma-3-27b-it config.json): 62 layers, 10 full + 52 sliding (window
 # 1024), 16 KV heads x head_dim 128, BF16: 2 * 16 * 128 * 2 = 8192 B per token per layer
 GEMMA_LAYER_B, GEMMA_FULL, GEMMA_SLIDING, GEMMA_WINDOW = 8192, 10, 52, 1024
-
-
-def _json(*args: object) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    assert rc == 0, err.getvalue()
-    return json.loads(out.getvalue())  # type: ignore[no-any-return]
 
 
 def _gpus(layout: str) -> int:
