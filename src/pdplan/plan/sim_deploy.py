@@ -14,6 +14,7 @@ from pdplan.parallel import require_valid
 from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency, canonical_engine, get_efficiency, vendor_caveat
+from pdplan.perf.kv_pool import growing_pool
 from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
 from pdplan.perf.memory import engine_kv_memory, engine_reserves_output_kv, plan_memory
 from pdplan.perf.spec_decode import SpecCostModel, SpecDecode, parse_spec
@@ -176,8 +177,10 @@ def _make(
     layout: Layout,
     on: str | None = None,
 ) -> tuple[CostModel, int, int]:
-    """(cost model, KV capacity tokens, a sequence's recurrent state in KV tokens) of one
-    pool's layout on its GPU; the layout's warnings gathered once each."""
+    """(cost model, KV capacity tokens, a sequence's fixed KV-pool tokens: its recurrent state
+    and, for a sliding-window model, its window layers: perf.kv_pool.growing_pool) of one pool's
+    layout on its GPU; the layout's warnings gathered once each. (accuracy --simulate sizes its
+    pool at the row's ISL + OSL instead: one length, so a sequence's window share is known.)"""
     g = hw(on)
     chk = require_valid(m, layout, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
     for text in chk.warnings:
@@ -193,7 +196,8 @@ def _make(
     frac = frac if mem_fraction is None else mem_fraction
     mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free,
                       draft_layers=drafts)  # fmt: skip
-    return cm, int(mem.pool_tokens), mem.state_tokens_per_seq
+    pool, fixed = growing_pool(m, layout, kv_dtype, int(mem.pool_tokens), mem.state_tokens_per_seq)
+    return cm, pool, fixed
 
 
 def _links(g: Any) -> dict[str, float]:
