@@ -14,6 +14,7 @@ from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.arrivals import Arrivals
 from pdplan.sim.config import SimConfig
 from pdplan.sim.engine import Instance
+from pdplan.sim.first_tokens import response_seen
 from pdplan.sim.handoff import HandoffMixin
 from pdplan.sim.kernel import PRIO_ARRIVAL, PRIO_CONTROL, PRIO_SAMPLE, EventLoop
 from pdplan.sim.network import Network
@@ -268,8 +269,10 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         self.nsys -= 1
         inst.outstanding -= r.out[rid] + r.inp[rid]  # what routing / pairing added (agg, D)
         if self._times is None:  # the client has the whole response when it has seen the
-            # last token, and the first, which ttft_overhead_s delays at the client
-            seen = max(now, r.first[rid] + self.cfg.ttft_overhead_s)
+            # last token, and the first, which the client-side first-token delay holds back
+            cfg = self.cfg
+            seen = response_seen(r.first[rid], now, int(r.out[rid]), cfg.ttft_overhead_s,
+                                 cfg.ttft_decode_steps)  # fmt: skip
             self._issue(seen + self.arrivals.think_s)
 
     def release(self) -> None:

@@ -5,9 +5,23 @@ from __future__ import annotations
 from pdplan.sim._hosts import InstanceHost
 from pdplan.sim.runs import RUN_PACK
 
-__all__ = ["FirstTokenMixin"]
+__all__ = ["FirstTokenMixin", "response_seen"]
 
 _pack = RUN_PACK  # 4 floats -> the 16 bytes of one ITL run record
+
+
+def response_seen(first: float, last: float, out: int, overhead_s: float, steps: float) -> float:
+    """When a client has a whole response, s: its last token, or its first as the client sees
+    it if that is later: `overhead_s` after the engine's first token plus `steps` decode steps,
+    never past the last token (SimConfig.ttft_overhead_s / ttft_decode_steps; metrics counts
+    the steps at the run's median TPOT, unknown until the run ends, so the request's own TPOT
+    stands in here: exact where the steps reach the last token, the only case in which the
+    first token reaches the client after the last). A closed-loop client sends its next
+    request then."""
+    lag = 0.0  # s, the steps' share of the first token's delay
+    if steps and out > 1:
+        lag = min(steps * (last - first) / (out - 1), last - first)
+    return max(last, first + overhead_s + lag)
 
 
 class FirstTokenMixin(InstanceHost):
