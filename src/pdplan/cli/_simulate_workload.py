@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["draws_at_random", "note_duration_cut", "workload"]
 
 # Keys a synthetic workload spec takes, by kind (aliases: isl = input, osl = output,
-# c = concurrency); lengths are pdplan LengthSpecs ('1024', 'lognormal:mean=800,cv=1.2', ...).
+# c = concurrency); lengths are pdplan LengthSpecs ('1024', 'uniform:100:2000',
+# 'lognormal:800:0.5' = mean 800 tokens, sigma 0.5 of ln(length), ...).
 _SPEC_KEYS = {
     "poisson": ("n", "rate", "isl", "osl"),
     "closed": ("n", "c", "think", "isl", "osl"),

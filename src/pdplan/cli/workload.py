@@ -33,6 +33,10 @@ _RATE_HELP = (
     "whole periods, points scaled to mean 1 over the trace)"
 )
 _CURVE_HELP = "diurnal:24h[:AMP] or points:0=1,1h=3 (relative rates: 1h=3 is 3x the rate at 0)"
+_LENGTH_HELP = (
+    "N, uniform:LO:HI (inclusive), lognormal:MEAN:SIGMA[:MAX] (MEAN: the mean length, not the "
+    "median; SIGMA: the std dev of ln(length); MAX clips), empirical:FILE"
+)
 _MAP_HELP = (
     "generic columns: input=COL,output=COL[,time=COL,time_unit=ms,session=COL,hashes=COL] "
     "(time_unit: s, the default, or ms / us / ns)"
@@ -132,9 +136,7 @@ def synth(
     cv: float = typer.Option(
         None, "--cv", help="gamma burstiness: CV of inter-arrival gaps (default 1)"
     ),
-    inp: str = typer.Option(
-        "fixed:1024", "--input", help="N, uniform:LO:HI, lognormal:MEAN:SIGMA[:MAX], empirical:FILE"
-    ),
+    inp: str = typer.Option("fixed:1024", "--input", help=_LENGTH_HELP),
     outp: str = typer.Option("fixed:256", "--output", help="same forms as --input"),
     curve: str | None = typer.Option(None, "--curve", help=_CURVE_HELP),
     seed: int = typer.Option(0, "--seed", help="random seed (same seed, same trace)"),

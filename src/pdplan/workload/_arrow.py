@@ -115,7 +115,10 @@ def _times(
         ns = col.cast(pa.timestamp("ns", t.tz)).cast(pa.int64()).fill_null(0)
         vals, kind = ns.to_numpy(zero_copy_only=False).astype(np.int64), "ns"
     elif pa.types.is_integer(t) or pa.types.is_floating(t):
-        f = col.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False) * unit_s
+        # safe=False: an int64 past 2**53 (epoch ns, ~1.7e18) was refused as 'unreadable
+        # Parquet'; it rounds to float64 as the CSV / JSONL readers' times do
+        f = col.cast(pa.float64(), safe=False).fill_null(0.0).to_numpy(zero_copy_only=False)
+        f = f * unit_s
         _mark(code, ~np.isfinite(f), "bad timestamp")
         _mark(code, np.abs(np.nan_to_num(f)) > MAX_TIME_S, TIME_TOO_LARGE)
         vals, kind = np.nan_to_num(f, posinf=0.0, neginf=0.0), "s"

@@ -39,11 +39,24 @@ class RateCurve:
         """Mean of m(t) over [0, horizon_s] (exact for 'points': trapezoids between them)."""
         if self.kind == "diurnal":
             t = np.linspace(0.0, horizon_s, GRID)
-        else:
-            inner = [x for x, _ in self.points if 0.0 < x < horizon_s]
-            t = np.array([0.0, *inner, horizon_s])
-        m = self(t)
-        return float(np.sum((m[1:] + m[:-1]) / 2 * np.diff(t)) / horizon_s)
+            m = self(t)
+            return float(np.sum((m[1:] + m[:-1]) / 2 * np.diff(t)) / horizon_s)
+        return self._points_integral(horizon_s) / horizon_s
+
+    def _points_integral(self, horizon_s: float) -> float:
+        """Integral of the 'points' curve over [0, horizon_s], segment by segment. Sampling
+        m(t) at the point times read a step (a time given twice) at its second m on both
+        sides: 0=0,30m=0,30m=1 averaged 0.75 over 1 h, not 0.5, so --rate came out 2/3."""
+        xs = np.array([x for x, _ in self.points], dtype=np.float64)
+        ys = np.array([y for _, y in self.points], dtype=np.float64)
+        # held constant before the first and past the last point
+        xs = np.concatenate([[min(0.0, xs[0])], xs, [max(horizon_s, xs[-1])]])
+        ys = np.concatenate([[ys[0]], ys, [ys[-1]]])
+        a, b = np.clip(xs[:-1], 0.0, horizon_s), np.clip(xs[1:], 0.0, horizon_s)
+        width = xs[1:] - xs[:-1]
+        slope = np.divide(ys[1:] - ys[:-1], width, out=np.zeros_like(width), where=width > 0)
+        m_a, m_b = ys[:-1] + slope * (a - xs[:-1]), ys[:-1] + slope * (b - xs[:-1])
+        return float(np.sum((m_a + m_b) / 2 * (b - a)))  # trapezoid: exact on a line
 
     def scaled(self, factor: float) -> RateCurve:
         """The 'points' curve with every multiplier times `factor`."""
