@@ -83,7 +83,7 @@ def test_the_table_shows_before_after_and_held_out(
     assert rc == 0, err
     for word in ("mem_eta", "[0.6, 0.92]", "before", "fitted", "held out (each model"):
         assert word in out
-    assert "warning: 8 rows for 1 factors" in err
+    assert "warning: 8 rows for 1 factor (" in err
 
 
 def _estimate_tpot(capsys: pytest.CaptureFixture[str], *root: str) -> float:

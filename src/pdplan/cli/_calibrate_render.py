@@ -9,9 +9,10 @@ from pdplan.cli._common import num
 __all__ = ["render", "warnings_of"]
 
 
-def warnings_of(rep: dict[str, Any]) -> list[str]:
+def warnings_of(rep: dict[str, Any], holdout: bool = True) -> list[str]:
     """What the user should distrust in a fit: a factor on its bound, too few rows for the
-    factors (plan.calibrate.ROWS_PER_PARAM), a held-out median error over 5 % above the
+    factors (plan.calibrate.ROWS_PER_PARAM), no held-out check although one was asked for
+    (`holdout`; --no-holdout asks for none), a held-out median error over 5 % above the
     starting one."""
     from pdplan.plan.calibrate import ROWS_PER_PARAM
 
@@ -26,12 +27,13 @@ def warnings_of(rep: dict[str, Any]) -> list[str]:
     k, n = len(rep["params"]), rep["rows"]
     if n < ROWS_PER_PARAM * k:
         out.append(
-            f"{n} rows for {k} factors (fewer than {ROWS_PER_PARAM} per factor): the fit may "
-            "follow noise; fit fewer --params or measure more rows"
+            f"{n} rows for {k} factor{'s' if k > 1 else ''} (fewer than {ROWS_PER_PARAM} "
+            "per factor): the fit may follow noise; fit fewer --params or measure more rows"
         )
     held = rep["held_out"]
     if held is None:
-        out.append("the rows cover one model on one GPU: no held-out check of the fit")
+        if holdout:
+            out.append("the rows cover one model on one GPU: no held-out check of the fit")
         return out
     for key in ("ttft", "tpot"):
         h, b = held["errors"][key]["median"], rep["before"][key]["median"]

@@ -74,10 +74,23 @@ def _block(where: str, spec: Any, gpus_ok: bool) -> dict[str, Any]:
         if name == "gpus" and gpus_ok:
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}gpus: expected a mapping GPU -> fields")
-            out["gpus"] = {_gpu_key(where, g): _block(f"{where}gpus.{g}.", v, False)
-                           for g, v in value.items()}  # fmt: skip
+            out["gpus"] = _gpus(where, value)
         else:
             out[str(name)] = _value(where, str(name), value)
+    return out
+
+
+def _gpus(where: str, spec: dict[Any, Any]) -> dict[str, dict[str, Any]]:
+    """The `gpus:` blocks by canonical GPU name; two names of one GPU (h100, h100_sxm) are
+    refused: the second would silently replace the first."""
+    out: dict[str, dict[str, Any]] = {}
+    seen: dict[str, Any] = {}
+    for g, v in spec.items():
+        key = _gpu_key(where, g)
+        if key in seen:
+            raise ConfigError(f"{where}gpus.{g}: {key} again (given as {seen[key]}): merge them")
+        seen[key] = g
+        out[key] = _block(f"{where}gpus.{g}.", v, False)
     return out
 
 
@@ -97,11 +110,17 @@ def check_overlay(table: Any, where: str) -> dict[str, dict[str, Any]]:
     if not isinstance(engines, dict) or not engines:
         raise ConfigError(f"{where}: engines: expected a mapping engine -> fields")
     out: dict[str, dict[str, Any]] = {}
+    seen: dict[str, Any] = {}
     for eng, spec in engines.items():
         try:
             key = canonical_engine(str(eng))
         except ConfigError as exc:
             raise ConfigError(f"{where}: engines.{eng}: {exc}") from None
+        if key in seen:  # vllm and atom, trtllm and TensorRT-LLM: one engine twice
+            raise ConfigError(
+                f"{where}: engines.{eng}: {key} again (given as {seen[key]}): merge them"
+            )
+        seen[key] = eng
         out[key] = _block(f"{where}: engines.{eng}.", spec, True)
     return out
 
@@ -114,6 +133,11 @@ def load_efficiency_file(path: str) -> dict[str, dict[str, Any]]:
             table = yaml.safe_load(fh)
     except OSError as exc:
         raise InputError(f"cannot read efficiency file: {exc.strerror or exc}", path=path) from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid YAML: {exc}", path=path) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text: re-save as UTF-8", path=path) from None
+    except yaml.YAMLError as exc:  # one line: PyYAML's own message spans four
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        why = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"not valid YAML: {why}", path=path, line=line) from None
     return check_overlay(table, path)

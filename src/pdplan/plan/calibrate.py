@@ -241,11 +241,16 @@ def held_out(
     setup: FitSetup,
     maxiter: int,
     key: Callable[[Case], str],
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Group (by `key`) -> ratios of its rows predicted with values fitted, from `start`, on
-    the other groups' rows alone: how the fit does on rows it never saw."""
+    the other groups' rows alone: how the fit does on rows it never saw. `progress(group, i,
+    n)` is told before each of the n fits."""
     out = {}
-    for g in sorted({key(c) for c in cases}):
+    groups = sorted({key(c) for c in cases})
+    for i, g in enumerate(groups, 1):
+        if progress is not None:
+            progress(g, i, len(groups))
         train = [c for c in cases if key(c) != g]
         test = [c for c in cases if key(c) == g]
         out[g] = ratios(test, fit(train, start, setup, maxiter), setup)
