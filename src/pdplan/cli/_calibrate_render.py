@@ -30,6 +30,14 @@ def warnings_of(rep: dict[str, Any], holdout: bool = True) -> list[str]:
             f"{n} rows for {k} factor{'s' if k > 1 else ''} (fewer than {ROWS_PER_PARAM} "
             "per factor): the fit may follow noise; fit fewer --params or measure more rows"
         )
+    for key in ("ttft", "tpot"):
+        a, b = rep["after"][key]["median"], rep["before"][key]["median"]
+        if a is not None and b is not None and a > 1.05 * b:  # 5 %: as for held out, below
+            out.append(
+                f"the fit raised its own rows' median {key.upper()} error ({b:.1f} -> {a:.1f} "
+                "%): the robust loss weighs every row and both metrics, not the median; keep "
+                "the starting values or fit fewer --params"
+            )
     held = rep["held_out"]
     if held is None:
         if holdout:

@@ -67,7 +67,10 @@ def calibrate_cmd(
     cases, skipped = cal.fit_cases(items, eng, gpu, setup)
     if not cases:
         on = f" on {gpu}" if gpu else ""
-        raise InputError(f"no predictable aggregated {eng} rows{on}: nothing to fit", path=measured)
+        raise InputError(
+            f"no predictable aggregated {eng} rows{on}: nothing to fit{_has(items)}",
+            path=measured,
+        )
     rep = _run(cases, setup, maxiter, holdout, gpu)
     rep.update(measured=measured, engine=eng, skipped=skipped, out=out)
     rep["warnings"] = warnings_of(rep, holdout)
@@ -77,6 +80,19 @@ def calibrate_cmd(
     if not as_json:
         for w in rep["warnings"]:
             warn(w)
+
+
+def _has(items: list[Any]) -> str:
+    """'; the file has: vllm on h100_sxm, b200_sxm; ...' (its aggregated rows' engines and
+    systems), so a user sees what --engine / --gpu could name."""
+    from pdplan.perf.efficiency import canonical_engine
+
+    by: dict[str, set[str]] = {}
+    for r in items:
+        if not isinstance(r, tuple) and r.mode == "agg":
+            by.setdefault(canonical_engine(r.backend), set()).add(r.system)
+    parts = [f"{e} on {', '.join(sorted(g))}" for e, g in sorted(by.items())]
+    return f"; the file has {'; '.join(parts)}" if parts else ""
 
 
 def _check_options(params: str | None, method: str, maxiter: int) -> tuple[str, ...]:
