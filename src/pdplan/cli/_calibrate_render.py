@@ -2,11 +2,58 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from dataclasses import fields
 from typing import Any
 
 from pdplan.cli._common import num
+from pdplan.perf.measured import MeasuredRow
 
-__all__ = ["render", "warnings_of"]
+__all__ = ["duplicates", "render", "skip_reasons", "warnings_of"]
+
+# MeasuredRow fields that name a row rather than describe its setup or measurement
+_NAMING = ("line", "row_id", "source")
+
+
+def skip_reasons(why: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """plan.calibrate.fit_cases's reason -> rows as `pdplan accuracy` reports them: each
+    reason with its row count and the first row as an example."""
+    return [{"reason": r, "rows": len(ids), "example": ids[0]} for r, ids in sorted(why.items())]
+
+
+def duplicates(rows: Iterable[MeasuredRow]) -> dict[str, Any]:
+    """Rows that repeat an earlier row exactly (same setup and measured TTFT / TPOT; id, line
+    and source aside): `rows`, how many, and `example`, 'ID = EARLIER_ID' of the first. They
+    are kept (each counts in the fit, as a true repeat would), and warned about."""
+    first: dict[tuple[Any, ...], str] = {}
+    extra: list[str] = []
+    for r in rows:
+        key = tuple(
+            None if isinstance(v, float) and math.isnan(v) else v  # NaN: a one-token TPOT
+            for v in (getattr(r, f.name) for f in fields(r) if f.name not in _NAMING)
+        )
+        if key in first:
+            extra.append(f"{r.row_id} = {first[key]}")
+        else:
+            first[key] = r.row_id
+    return {"rows": len(extra), "example": extra[0] if extra else None}
+
+
+def _start_warnings(params: list[dict[str, Any]]) -> list[str]:
+    """A starting value outside its factor's bounds (a user overlay's): the search starts just
+    inside them instead (plan.calibrate.from_params)."""
+    out = []
+    for p in params:
+        v = p.get("before")
+        if v is None or p["low"] <= v <= p["high"]:
+            continue
+        side, bound = ("upper", p["high"]) if v > p["high"] else ("lower", p["low"])
+        out.append(
+            f"{p['name']} starts at {num(v)}, outside its {side} bound {num(bound)}: the search "
+            f"started at the bound instead and stays within [{num(p['low'])}, {num(p['high'])}]"
+        )
+    return out
 
 
 def warnings_of(rep: dict[str, Any], holdout: bool = True) -> list[str]:
@@ -16,7 +63,15 @@ def warnings_of(rep: dict[str, Any], holdout: bool = True) -> list[str]:
     starting one."""
     from pdplan.plan.calibrate import ROWS_PER_PARAM
 
-    out = []
+    out = _start_warnings(rep["params"])
+    dup = rep.get("duplicates") or {}
+    if dup.get("rows"):
+        n = dup["rows"]
+        out.append(
+            f"{n} row{'s' if n > 1 else ''} repeat{'' if n > 1 else 's'} an earlier row exactly "
+            f"(same setup and measurements, e.g. {dup['example']}): kept, so each counts again "
+            "in the fit; remove copied rows, keep true repeats"
+        )
     for p in rep["params"]:
         if p["at_bound"]:
             side = "upper" if p["after"] > (p["low"] + p["high"]) / 2 else "lower"
@@ -38,7 +93,12 @@ def warnings_of(rep: dict[str, Any], holdout: bool = True) -> list[str]:
                 "%): the robust loss weighs every row and both metrics, not the median; keep "
                 "the starting values or fit fewer --params"
             )
-    held = rep["held_out"]
+    return out + _held_warnings(rep, holdout)
+
+
+def _held_warnings(rep: dict[str, Any], holdout: bool) -> list[str]:
+    """No held-out check although one was asked for, or a held-out error above the start's."""
+    held, out = rep["held_out"], []
     if held is None:
         if holdout:
             out.append("the rows cover one model on one GPU: no held-out check of the fit")
@@ -83,7 +143,14 @@ def render(rep: dict[str, Any], con: Any) -> None:
         label = f"held out (each {held['by']} in turn, {len(held['groups'])})"
         e.add_row(label, *_cells(held["errors"]))
     con.print(e)
+    _tail(rep, con)
+
+
+def _tail(rep: dict[str, Any], con: Any) -> None:
+    """The rows fitted, skipped (and why) and the file written."""
     tail = f"fitted on {rep['rows']} aggregated {rep['engine']} rows"
     if rep["skipped"]:
         tail += f" ({rep['skipped']} rows skipped: unreadable, or not predictable)"
     con.print(tail + (f"; wrote {rep['out']}" if rep["out"] else ""), markup=False)
+    for s in rep.get("skipped_reasons", ()):
+        con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})", markup=False)

@@ -3,27 +3,23 @@ write them as an overlay for `pdplan --efficiency-file`."""
 
 from __future__ import annotations
 
-import datetime
 import importlib.util
 from collections.abc import Callable
 from typing import Any
 
 import typer
 
-from pdplan.cli._calibrate_render import render, warnings_of
+from pdplan.cli._calibrate_overlay import write_overlay
+from pdplan.cli._calibrate_render import duplicates, render, skip_reasons, warnings_of
 from pdplan.cli._common import emit, note, warn
-from pdplan.cli._paths import check_output, replaced_on_success
+from pdplan.cli._paths import check_output
 from pdplan.errors import ConfigError, InputError
 
 __all__ = ["register"]
 
-# The commands that predict as each --method fitted: factors fitted to the simulator describe
-# it, not the steady-state estimate (a sim fit on 20 vLLM H100 rows doubled their median
-# estimate TPOT error, 6.1 -> 12.0 %)
-_USE = {"estimate": "estimate", "sim": "simulate"}
-
 
 def calibrate_cmd(
+    ctx: typer.Context,
     measured: str = typer.Option(
         ...,
         "--measured",
@@ -64,22 +60,36 @@ def calibrate_cmd(
     items = list(read_measured(measured))
     eng = _engine(engine, items, measured)
     setup = cal.FitSetup(names, method)
-    cases, skipped = cal.fit_cases(items, eng, gpu, setup)
+    why: dict[str, list[str]] = {}
+    cases, skipped = cal.fit_cases(items, eng, gpu, setup, why)
     if not cases:
-        on = f" on {gpu}" if gpu else ""
-        raise InputError(
-            f"no predictable aggregated {eng} rows{on}: nothing to fit{_has(items)}",
-            path=measured,
-        )
+        raise InputError(_nothing_to_fit(eng, gpu, items, why), path=measured)
     rep = _run(cases, setup, maxiter, holdout, gpu)
     rep.update(measured=measured, engine=eng, skipped=skipped, out=out)
+    rep.update(skipped_reasons=skip_reasons(why), duplicates=duplicates(c.row for c in cases))
     rep["warnings"] = warnings_of(rep, holdout)
-    if out:
-        _write_overlay(out, rep)
+    if out:  # merged into the overlay the run was given (the root's --efficiency-file)
+        write_overlay(out, rep, ctx.find_root().params.get("efficiency_file"), _gpus(cases))
     emit(rep, as_json, lambda con: render(rep, con))
     if not as_json:
         for w in rep["warnings"]:
             warn(w)
+
+
+def _nothing_to_fit(eng: str, gpu: str | None, items: list[Any], why: dict[str, list[str]]) -> str:
+    """Why no row could be fitted: what the file has, and the first reasons rows were skipped
+    (three: the usual few, one line of the error each)."""
+    on = f" on {gpu}" if gpu else ""
+    skips = "".join(
+        f"; skipped {s['rows']}: {s['reason']} (e.g. {s['example']})" for s in skip_reasons(why)[:3]
+    )
+    return f"no predictable aggregated {eng} rows{on}: nothing to fit{_has(items)}{skips}"
+
+
+def _gpus(cases: list[Any]) -> set[str]:
+    from pdplan.catalog.gpus import get_gpu
+
+    return {get_gpu(c.row.system).name for c in cases}
 
 
 def _has(items: list[Any]) -> str:
@@ -194,35 +204,6 @@ def _param(name: str, before: float, after: float) -> dict[str, Any]:
     lo, hi, _ = BOUNDS[name]
     return {"name": name, "before": before, "after": after, "low": lo, "high": hi,
             "at_bound": at_bound(name, after)}  # fmt: skip
-
-
-def _write_overlay(path: str, rep: dict[str, Any]) -> None:
-    """The fitted factors as an --efficiency-file overlay, behind a header saying where they
-    came from; complete or not at all (a temporary file renamed to `path` once written)."""
-    import yaml
-
-    fields = {p["name"]: float(f"{p['after']:.6g}") for p in rep["params"]}
-    block: dict[str, Any] = {"gpus": {rep["gpu"]: fields}} if rep["gpu"] else fields
-    src = " ".join(str(rep["measured"]).split())
-    b, a = rep["before"], rep["after"]
-    header = (
-        f"# pdplan calibrate: {rep['engine']} efficiency factors fitted on {src}\n"
-        f"# ({rep['rows']} aggregated rows{' on ' + rep['gpu'] if rep['gpu'] else ''}, "
-        f"method {rep['method']}, maxiter {rep['maxiter']}), {datetime.date.today().isoformat()}\n"
-        f"# median absolute error before -> after: TTFT {_pct(b['ttft'])} -> {_pct(a['ttft'])}, "
-        f"TPOT {_pct(b['tpot'])} -> {_pct(a['tpot'])}\n"
-        f"# use: pdplan --efficiency-file {path} {_USE[rep['method']]} ...\n"
-    )
-    text = header + yaml.safe_dump({"engines": {rep["engine"]: block}}, sort_keys=False)
-    try:
-        with replaced_on_success(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
-
-
-def _pct(s: dict[str, Any]) -> str:
-    return "-" if s["median"] is None else f"{s['median']:.1f} %"
 
 
 def register(app: typer.Typer) -> None:

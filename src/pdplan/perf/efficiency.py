@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
@@ -20,6 +21,7 @@ __all__ = [
     "canonical_engine",
     "check_engine_vendor",
     "check_kv_cache_dtype",
+    "efficiency_overrides",
     "get_efficiency",
     "matmul_scale",
     "set_efficiency_overrides",
@@ -174,6 +176,12 @@ def set_efficiency_overrides(table: dict[str, dict[str, Any]] | None) -> None:
     load_efficiency_file returns); None or {} restores the packaged values alone."""
     _OVERRIDES.clear()
     _OVERRIDES.update({canonical_engine(k): dict(v) for k, v in (table or {}).items()})
+
+
+def efficiency_overrides() -> dict[str, dict[str, Any]]:
+    """A copy of the overlay in place (set_efficiency_overrides), {} when none: what
+    `pdplan calibrate --out` merges its fitted fields into."""
+    return copy.deepcopy(_OVERRIDES)
 
 
 def _overlaid(eff: Efficiency, eng: str, gpu: str | None) -> Efficiency:

@@ -4,6 +4,7 @@ writes): `engines: {ENGINE: {field: value, ..., gpus: {GPU: {field: value}}}}`."
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import fields
 from typing import Any
 
@@ -125,12 +126,37 @@ def check_overlay(table: Any, where: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last
+    silently: `mem_eta` twice under one engine took the second)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            if not isinstance(key, Hashable):
+                continue  # SafeLoader's own construct_mapping refuses it, below
+            if key in seen:
+                raise InputError(
+                    f"key {key!r} given twice in one mapping: keep one",
+                    path=self.name,
+                    line=key_node.start_mark.line + 1,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_efficiency_file(path: str) -> dict[str, dict[str, Any]]:
     """The overlay in YAML file `path`, checked (check_overlay); InputError for a file that
-    cannot be read or parsed."""
+    cannot be read or parsed, or that gives a key twice in one mapping."""
     try:
         with open(path, encoding="utf-8") as fh:
-            table = yaml.safe_load(fh)
+            loader = _UniqueKeyLoader(fh)
+            loader.name = path
+            try:
+                table = loader.get_single_data()
+            finally:
+                loader.dispose()
     except OSError as exc:
         raise InputError(f"cannot read efficiency file: {exc.strerror or exc}", path=path) from None
     except UnicodeDecodeError:

@@ -258,17 +258,23 @@ def held_out(
 
 
 def fit_cases(
-    rows: Iterable[MeasuredRow | tuple[int, str]], engine: str, gpu: str | None, setup: FitSetup
+    rows: Iterable[MeasuredRow | tuple[int, str]],
+    engine: str,
+    gpu: str | None,
+    setup: FitSetup,
+    why: dict[str, list[str]] | None = None,
 ) -> tuple[list[Case], int]:
     """The aggregated rows of `engine` (and `gpu`) as cases, and how many of the file's rows
     were left out: unreadable (read_measured's (line, reason)), or of that engine but not
-    predictable with the starting values (unknown model or GPU, a layout too small)."""
+    predictable with the starting values (unknown model or GPU, a layout too small). `why`,
+    when given, receives reason -> the left-out rows (ids, or 'line N'), as accuracy words it."""
     eng = canonical_engine(engine)
     want = get_gpu(gpu).name if gpu else None
-    cases, skipped = [], 0
+    cases: list[Case] = []
+    left: dict[str, list[str]] = {} if why is None else why
     for row in rows:
         if isinstance(row, tuple):
-            skipped += 1
+            left.setdefault(f"unreadable row: {row[1]}", []).append(f"line {row[0]}")
             continue
         if row.mode != "agg" or canonical_engine(row.backend) != eng:
             continue
@@ -277,8 +283,12 @@ def fit_cases(
                 continue
             case = case_of(row)
             _ratio(case, {n: getattr(case.base, n) for n in setup.params}, setup)
-        except PdplanError:
-            skipped += 1
+        except PdplanError as exc:
+            msg = str(exc)  # "does not fit" rows group together, as in plan.accuracy
+            reason = msg.split(":")[0] if "does not fit" in msg else msg
+            left.setdefault(reason, []).append(
+                row.row_id if reason == msg else f"{row.row_id} ({msg})"
+            )
             continue
         cases.append(case)
-    return cases, skipped
+    return cases, sum(len(v) for v in left.values())
