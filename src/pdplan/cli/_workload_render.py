@@ -61,6 +61,20 @@ def _windows_table(s: dict[str, Any]) -> Table:
     return t
 
 
+def _origin(s: dict[str, Any]) -> str | None:
+    """The first arrival that times count from: a datetime, or a number (seconds, and as read
+    in its time_unit when finer: 1700000000000000123 ns)."""
+    if s.get("time_origin"):
+        return str(s["time_origin"])
+    if s.get("time_origin_s") is None:
+        return None
+    text = f"{s['time_origin_s']:.6f} s"
+    for unit in ("ms", "us", "ns"):
+        if s.get(f"time_origin_{unit}") is not None:
+            text += f" ({s[f'time_origin_{unit}']} {unit})"
+    return text
+
+
 def render_stats(s: dict[str, Any], con: Console) -> None:
     rows: list[tuple[str, Any]] = [
         ("source", s["source"]),
@@ -84,6 +98,9 @@ def render_stats(s: dict[str, Any], con: Console) -> None:
     clipped = s.get("clipped") or {}
     if any(clipped.values()):  # the warnings below say at what and why
         rows.append(("clipped", ", ".join(f"{n:,} {role}" for role, n in clipped.items())))
+    origin = _origin(s)
+    if origin:
+        rows.append(("time origin", origin))
     for key in ("by_model", "by_log_type", "sessions"):
         if s.get(key):
             rows.append((key.replace("_", " "), s[key]))

@@ -16,8 +16,9 @@ from pdplan.workload.values import (
     MAX_TIME_S,
     TIME_TOO_LARGE,
     BadValue,
+    number_array,
     parse_length,
-    parse_time_ns,
+    parse_time_value,
 )
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class BatchCols:
     hash_counts: np.ndarray | None = None
     hash_ids: np.ndarray | None = None
     session: np.ndarray | None = None
+    time_unit_s: float = 1.0  # seconds per tick of numeric ("num") times
 
 
 def _decimal_as_float(col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
@@ -115,13 +117,7 @@ def _times(
         ns = col.cast(pa.timestamp("ns", t.tz)).cast(pa.int64()).fill_null(0)
         vals, kind = ns.to_numpy(zero_copy_only=False).astype(np.int64), "ns"
     elif pa.types.is_integer(t) or pa.types.is_floating(t):
-        # safe=False: an int64 past 2**53 (epoch ns, ~1.7e18) was refused as 'unreadable
-        # Parquet'; it rounds to float64 as the CSV / JSONL readers' times do
-        f = col.cast(pa.float64(), safe=False).fill_null(0.0).to_numpy(zero_copy_only=False)
-        f = f * unit_s
-        _mark(code, ~np.isfinite(f), "bad timestamp")
-        _mark(code, np.abs(np.nan_to_num(f)) > MAX_TIME_S, TIME_TOO_LARGE)
-        vals, kind = np.nan_to_num(f, posinf=0.0, neginf=0.0), "s"
+        vals, kind = _numeric_times(col, unit_s, code), "num"
     else:
         return _times_slow(col.to_pylist(), unit_s, code)
     if null is not None:
@@ -129,25 +125,42 @@ def _times(
     return vals, kind
 
 
+def _numeric_times(col: pa.Array | pa.ChunkedArray, unit_s: float, code: np.ndarray) -> np.ndarray:
+    """Numbers in ticks of unit_s seconds, not yet seconds: integers as int64 (epoch ns,
+    ~1.7e18, past float64's 2**53, stay exact until the Builder subtracts the first arrival;
+    a uint64 past int64 as float64), floats as float64; bad values marked."""
+    ints = pa.types.is_integer(col.type)
+    if ints and pa.types.is_uint64(col.type) and (pc.max(col).as_py() or 0) >= 2**63:
+        ints, col = False, col.cast(pa.float64(), safe=False)
+    if ints:
+        vals = col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        _mark(code, np.abs(vals.astype(np.float64)) > MAX_TIME_S / unit_s, TIME_TOO_LARGE)
+        return vals.astype(np.int64, copy=False)
+    f = col.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
+    _mark(code, ~np.isfinite(f), "bad timestamp")
+    _mark(code, np.abs(np.nan_to_num(f)) > MAX_TIME_S / unit_s, TIME_TOO_LARGE)
+    return np.nan_to_num(f, posinf=0.0, neginf=0.0)
+
+
 def _times_slow(values: list[object], unit_s: float, code: np.ndarray) -> tuple[np.ndarray, str]:
-    parsed: list[tuple[int | None, float | None]] = []
+    parsed: list[tuple[int | None, int | float | None]] = []
     for i, v in enumerate(values):
         try:
-            parsed.append(parse_time_ns(v, unit_s))
+            parsed.append(parse_time_value(v, unit_s))
         except BadValue as exc:
             _mark_one(code, i, str(exc))
-            parsed.append((None, 0.0))
+            parsed.append((None, 0))
     kinds = [p[0] is not None for i, p in enumerate(parsed) if code[i] == 0]
-    kind = "ns" if kinds and kinds[0] else "s"
-    out = np.zeros(len(values), dtype=np.int64 if kind == "ns" else np.float64)
-    for i, (ns, sec) in enumerate(parsed):
+    kind = "ns" if kinds and kinds[0] else "num"
+    out: list[int | float] = [0] * len(values)
+    for i, (ns, num) in enumerate(parsed):
         if code[i]:
             continue
         if (ns is not None) != (kind == "ns"):
             _mark_one(code, i, "mixed timestamp formats")
         else:
-            out[i] = ns if ns is not None else cast(float, sec)  # one of them is set
-    return out, kind
+            out[i] = ns if ns is not None else cast(float, num)  # one of them is set
+    return number_array(out), kind
 
 
 def _mark(code: np.ndarray, mask: np.ndarray, reason: str) -> None:
@@ -171,7 +184,7 @@ def batch_columns(batch: pa.RecordBatch | pa.Table, cmap: ColumnMap, b: Builder)
             b.notes["time_column_type"] = str(col.type)  # e.g. 'duration[ms]'
             col, unit_s = col.cast(pa.int64()), _DURATION_UNIT_S[col.type.unit]
         times, kind = _times(col, unit_s, code)
-    cols = BatchCols(inp, out, times, kind, code)
+    cols = BatchCols(inp, out, times, kind, code, time_unit_s=unit_s if cmap.time else 1.0)
     if cmap.hashes:
         col = batch.column(cmap.hashes)
         if isinstance(col, pa.ChunkedArray):
@@ -187,7 +200,8 @@ def batch_columns(batch: pa.RecordBatch | pa.Table, cmap: ColumnMap, b: Builder)
             null_rows = np.zeros(len(code), dtype=bool)
             null_rows[rows[np.asarray(flat.is_null(), dtype=bool)]] = True
             _mark(code, null_rows, _BAD_HASHES)
-        cols.hash_ids = flat.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        ids = flat.fill_null(0).to_numpy(zero_copy_only=False)  # uint64 stays uint64: Builder
+        cols.hash_ids = ids if ids.dtype == np.uint64 else ids.astype(np.int64, copy=False)
     if cmap.session:
         cols.session = _sessions(batch.column(cmap.session), b)
     return cols
@@ -224,6 +238,7 @@ def add_batch(
         hc,
         hid,
         None if cols.session is None else pick(cols.session),
+        cols.time_unit_s,
     )
     for name in cmap.count_cols:
         col = batch.column(name)

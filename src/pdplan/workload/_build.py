@@ -9,10 +9,12 @@ import numpy as np
 from pdplan.errors import InputError
 from pdplan.workload.core import NO_SESSION, STRING_SESSIONS, Workload
 from pdplan.workload.formats import PRESETS
+from pdplan.workload.values import TIME_UNITS
 
 __all__ = ["Builder"]
 
 _MAX_EXAMPLES = 5
+_UNIT_NAMES = {u: name for name, u in TIME_UNITS.items()}  # 1e-3 -> 'ms'
 _NO_SESSION = NO_SESSION  # first id given to a row without a session id (Builder.no_sessions)
 
 
@@ -31,13 +33,16 @@ class Builder:
         self._inp: list[np.ndarray] = []
         self._out: list[np.ndarray] = []
         self._times: list[np.ndarray] = []
-        self._time_kind: str | None = None  # "ns" (datetime), "s" (numeric) or "none"
+        self._time_kind: str | None = None  # "ns" (datetime), "num" (numeric) or "none"
+        self._units: list[float] = []  # seconds per tick of each "num" chunk
         self._hcount: list[np.ndarray] = []
         self._hids: list[np.ndarray] = []
         self._sess: list[np.ndarray] = []
         self._sess_codes: dict[object, int] = {}
         self._fresh = 0  # session ids handed out by no_sessions()
         self.sessionless = 0  # good rows that carried no session id
+        self.hash_negative = False  # a signed hash id < 0 was read
+        self.hash_unsigned = False  # a uint64 column or an id >= 2**63 was read
         self.rows = 0
 
     # -- bad rows -------------------------------------------------------------------------
@@ -79,8 +84,13 @@ class Builder:
         hash_counts: np.ndarray | None = None,
         hash_ids: np.ndarray | None = None,
         session: np.ndarray | None = None,
+        time_unit_s: float = 1.0,
     ) -> None:
-        """Append one chunk; time_kind is 'ns' (int64 epoch ns), 's' (float seconds) or 'none'."""
+        """Append one chunk; time_kind is 'ns' (int64 epoch ns, datetimes), 'num' (numbers in
+        ticks of time_unit_s seconds: int64 kept exact until finish() subtracts the first
+        arrival, or float64) or 'none'. hash_ids: int64, or uint64 (opaque 64-bit ids, kept
+        bit for bit as int64; meta['hash_ids_type'] = 'uint64' has the writers write them
+        back unsigned)."""
         if len(inp) == 0:
             return
         kind = time_kind if times is not None else "none"
@@ -94,9 +104,10 @@ class Builder:
         self._out.append(np.asarray(out, dtype=np.int32))
         if times is not None:
             self._times.append(times)
+            self._units.append(time_unit_s)
         if hash_counts is not None and hash_ids is not None:
             self._hcount.append(np.asarray(hash_counts, dtype=np.int64))
-            self._hids.append(np.asarray(hash_ids, dtype=np.int64))
+            self._hids.append(self._signed_ids(np.asarray(hash_ids)))
         if session is not None:
             sess = np.asarray(session, dtype=np.int64)
             self._sess.append(sess)
@@ -129,11 +140,21 @@ class Builder:
         if self._sess and sum(len(s) for s in self._sess) == self.rows:
             session = _cat(self._sess, np.int64)
         w = Workload(inp, out, arrival, offsets, ids, self.block_tokens, session, self._meta())
+        if offsets is not None and self.hash_unsigned:
+            self._check_unsigned(w)
         _check_blocks(w)
         return _sort_by_time(w)
 
+    def _signed_ids(self, ids: np.ndarray) -> np.ndarray:
+        if ids.dtype == np.uint64:
+            self.hash_unsigned = True
+            return ids.view(np.int64)  # the same 64 bits: ids are only compared for equality
+        ids = ids.astype(np.int64, copy=False)
+        if not self.hash_negative and len(ids) and int(ids.min()) < 0:
+            self.hash_negative = True
+        return ids
+
     def _arrival(self) -> np.ndarray | None:
-        origin: float  # ns (an int) or s
         if self._time_kind in (None, "none") or not self._times:
             return None
         if self._time_kind == "ns":
@@ -142,11 +163,50 @@ class Builder:
             origin = int(ns.min())
             self.notes["time_origin"] = str(np.datetime64(origin, "ns")) + "Z"
             return (ns - origin).astype(np.float64) / 1e9  # ns -> s
-        t = _cat(self._times, np.float64)
-        self._times = []
+        parts, units = self._times, self._units
+        self._times, self._units = [], []
+        unit = units[0]
+        if any(u != unit for u in units):  # not in one file's column: each chunk to seconds
+            parts, unit = [p.astype(np.float64) * u for p, u in zip(parts, units, strict=True)], 1.0
+        return self._from_origin(parts, unit)
+
+    def _from_origin(self, parts: list[np.ndarray], unit_s: float) -> np.ndarray:
+        """Seconds from the first arrival: the origin is subtracted in the column's own unit
+        (int64 exactly), then one division by ticks per second (1e9 for ns) rounds once; an
+        epoch-ns time read as float64 seconds first was off by up to ~0.24 us (its ulp)."""
+        per_s = 1.0 / unit_s  # ticks per second: 1, 1e3, 1e6, 1e9
+        if abs(per_s - round(per_s)) < 1e-6:
+            per_s = float(round(per_s))
+        origin: int | float
+        if all(p.dtype.kind in "iu" for p in parts):
+            t = _cat(parts, np.int64)
+            origin = int(t.min())
+            if int(t.max()) - origin < 2**63:  # the differences fit int64
+                self._note_origin(origin, unit_s)
+                return (t - origin).astype(np.float64) / per_s
+        t = _cat(parts, np.float64)
         origin = float(t.min())
-        self.notes["time_origin_s"] = origin
-        return t - origin
+        self._note_origin(origin, unit_s)
+        return (t - origin) / per_s
+
+    def _note_origin(self, origin: int | float, unit_s: float) -> None:
+        """meta['time_origin_s'] (float seconds); a finer unit also gives the exact origin as
+        read: meta['time_origin_ms' / '_us' / '_ns']."""
+        self.notes["time_origin_s"] = float(origin) * unit_s
+        name = _UNIT_NAMES.get(unit_s)
+        if name and name != "s":
+            self.notes[f"time_origin_{name}"] = origin
+
+    def _check_unsigned(self, w: Workload) -> None:
+        """Ids >= 2**63 (uint64) are kept as their int64 bits; with negative ids in the same
+        file two different ids could share bits, so that is refused."""
+        if self.hash_negative:
+            raise InputError(
+                "hash ids mix negative values and values >= 2**63 (uint64): as 64-bit ids "
+                "they could collide; give them in one signedness",
+                path=self.path,
+            )
+        w.meta["hash_ids_type"] = "uint64"
 
     def _skip_text(self) -> str:
         return ", ".join(f"{n} {r}" for r, n in self.skipped.most_common())

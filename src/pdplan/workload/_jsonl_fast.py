@@ -25,7 +25,7 @@ class FastChunk:
 
     inp: np.ndarray
     out: np.ndarray
-    times: np.ndarray | None  # float64 seconds ("s" time kind), None without a time column
+    times: np.ndarray | None  # numbers in cmap.time_unit ("num" kind), None without a time column
     hash_counts: np.ndarray | None
     hash_ids: np.ndarray | None
     session: np.ndarray | None
@@ -41,8 +41,8 @@ class FastParser:
     def __init__(self, cmap: ColumnMap) -> None:
         self.cmap = cmap
         fields = [(cmap.input, pa.int64()), (cmap.output, pa.int64())]
-        if cmap.time:
-            fields.append((cmap.time, pa.float64()))
+        if cmap.time:  # int64 for ns: epoch ns (1.7e18) is past float64's 2**53 exact integers
+            fields.append((cmap.time, pa.int64() if cmap.time_unit == "ns" else pa.float64()))
         if cmap.hashes:
             fields.append((cmap.hashes, pa.list_(pa.int64())))
         if cmap.session:
@@ -96,9 +96,9 @@ class FastParser:
             col = table.column(cmap.time)
             if col.null_count:
                 return None
-            # numeric timestamp in cmap.time_unit -> seconds, as values.parse_time_ns does
-            times = col.to_numpy() * cmap.unit_s
-            if not bool(np.all(np.abs(times) <= MAX_TIME_S)):  # also rejects NaN / inf
+            # numbers in cmap.time_unit; the Builder subtracts the first and scales to seconds
+            times = col.to_numpy()
+            if not bool(np.all(np.abs(times) <= MAX_TIME_S / cmap.unit_s)):  # and NaN / inf
                 return None
         if cmap.hashes:
             col = table.column(cmap.hashes).combine_chunks()

@@ -15,10 +15,11 @@ import pyarrow.csv as pacsv
 from pdplan.errors import InputError
 from pdplan.workload._arrow import REASONS, add_batch, batch_columns
 from pdplan.workload._build import Builder
+from pdplan.workload._hashes import check_hash_range, hash_array
 from pdplan.workload.core import Workload
 from pdplan.workload.files import broken_off
 from pdplan.workload.formats import ColumnMap, is_gzip, open_text
-from pdplan.workload.values import BadValue, parse_length, parse_time_ns
+from pdplan.workload.values import BadValue, number_array, parse_length, parse_time_value
 
 if TYPE_CHECKING:
     from _csv import Reader
@@ -63,7 +64,7 @@ def _arrow_pass(path: str, cmap: ColumnMap, b: Builder) -> None:
     # peak memory (benchmarks/bench_workload_read.py)
     types = {cmap.input: pa.int64(), cmap.output: pa.int64()}
     if cmap.time:
-        ttype = _time_type(path, cmap.time)
+        ttype = _time_type(path, cmap)
         if ttype is not None:
             types[cmap.time] = ttype  # explicit type: no inference, ~1.4x faster parsing
     convert = pacsv.ConvertOptions(
@@ -84,9 +85,12 @@ def _arrow_pass(path: str, cmap: ColumnMap, b: Builder) -> None:
         raise _Fallback from exc
 
 
-def _time_type(path: str, column: str) -> pa.DataType | None:
-    """Arrow type for the time column, from the first data row: numeric -> float64, ISO
-    datetime -> timestamp[ns] (tz UTC when it carries an offset); None -> let Arrow infer."""
+def _time_type(path: str, cmap: ColumnMap) -> pa.DataType | None:
+    """Arrow type for the time column, from the first data row: numeric -> float64 (whole
+    numbers up to 2**53 exact: epoch ms / us), an integer in ns -> int64 (epoch ns, 1.7e18, is
+    past 2**53; a later fraction sends the file to the careful pass), ISO datetime ->
+    timestamp[ns] (tz UTC when it carries an offset); None -> let Arrow infer."""
+    column = str(cmap.time)
     try:
         with open_text(path) as f:
             reader = csv.reader(f)
@@ -96,11 +100,11 @@ def _time_type(path: str, column: str) -> pa.DataType | None:
     except (StopIteration, ValueError, IndexError, csv.Error, OSError, EOFError):
         return None
     try:
-        ns, _ = parse_time_ns(value, 1.0)
+        ns, num = parse_time_value(value, 1.0)
     except BadValue:
         return None
     if ns is None:
-        return pa.float64()
+        return pa.int64() if cmap.time_unit == "ns" and isinstance(num, int) else pa.float64()
     return pa.timestamp("ns", tz="UTC") if _has_offset(value) else pa.timestamp("ns")
 
 
@@ -112,8 +116,9 @@ def _has_offset(value: str) -> bool:
 class _Rows:
     """Row accumulator for the careful pass, flushed into the Builder in chunks."""
 
-    def __init__(self, b: Builder) -> None:
+    def __init__(self, b: Builder, unit_s: float) -> None:
         self.b = b
+        self.unit_s = unit_s
         self.inp: list[int] = []
         self.out: list[int] = []
         self.times: list[float | int] = []
@@ -121,11 +126,10 @@ class _Rows:
         self.hcount: list[int] = []
         self.hids: list[int] = []
         self.kind = "none"
+        self.big = False  # a hash id >= 2**63 (uint64) among self.hids
 
     def flush(self) -> None:
-        times = None
-        if self.times:
-            times = np.array(self.times, dtype=np.int64 if self.kind == "ns" else np.float64)
+        times = number_array(self.times) if self.times else None
         hc = np.array(self.hcount, dtype=np.int64) if self.hcount else None
         self.b.add(
             np.array(self.inp, dtype=np.int64),
@@ -133,16 +137,18 @@ class _Rows:
             times,
             self.kind,
             hc,
-            np.array(self.hids, dtype=np.int64) if hc is not None else None,
+            hash_array(self.hids, self.big, self.b) if hc is not None else None,
             np.array(self.sess, dtype=np.int64) if self.sess else None,
+            self.unit_s,
         )
+        self.big = False
         for lst in (self.inp, self.out, self.times, self.sess, self.hcount, self.hids):
             lst.clear()
 
 
 def _careful_pass(path: str, cmap: ColumnMap, b: Builder) -> None:
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    rows = _Rows(b)
+    rows = _Rows(b, cmap.unit_s)
     blank = 0
     counts: dict[str, Counter[str]] = {c: Counter() for c in cmap.count_cols}
     with open_text(path) as f:
@@ -204,13 +210,13 @@ def _row(
         o = parse_length(row[idx[cmap.output]])
         t: float | int | None = None
         if cmap.time:
-            ns, sec = parse_time_ns(row[idx[cmap.time]], cmap.unit_s)
-            kind = "ns" if ns is not None else "s"
+            ns, num = parse_time_value(row[idx[cmap.time]], cmap.unit_s)
+            kind = "ns" if ns is not None else "num"
             if rows.kind == "none":
                 rows.kind = kind
             if kind != rows.kind:
                 raise BadValue(REASONS[8])  # mixed timestamp formats
-            t = ns if ns is not None else sec
+            t = ns if ns is not None else num
         hashes = _hashes(row[idx[cmap.hashes]]) if cmap.hashes else None
         sess = _session(row[idx[cmap.session]], b) if cmap.session else None
     except BadValue as exc:
@@ -223,6 +229,7 @@ def _row(
     if hashes is not None:
         rows.hcount.append(len(hashes))
         rows.hids.extend(hashes)
+        rows.big = rows.big or (bool(hashes) and max(hashes) >= 2**63)
     if sess is not None:
         rows.sess.append(sess)
     return True
@@ -235,8 +242,7 @@ def _hashes(cell: str) -> list[int]:
         vals = [int(x) for x in text.replace(",", " ").split()]
     except ValueError:
         raise BadValue("hash_ids must be a list of integers") from None
-    if any(not -(2**63) <= v < 2**63 for v in vals):
-        raise BadValue("hash id out of int64 range")
+    check_hash_range(vals)
     return vals
 
 

@@ -13,11 +13,12 @@ import numpy as np
 from pdplan.errors import InputError
 from pdplan.workload._arrow import add_batch, batch_columns
 from pdplan.workload._build import Builder
+from pdplan.workload._hashes import check_hash_range, hash_array
 from pdplan.workload._jsonl_fast import BLOCK_BYTES, FastChunk, FastParser
 from pdplan.workload.core import Workload
 from pdplan.workload.files import broken_off
 from pdplan.workload.formats import ColumnMap, open_binary
-from pdplan.workload.values import BadValue, parse_length, parse_time_ns
+from pdplan.workload.values import BadValue, number_array, parse_length, parse_time_value
 
 __all__ = ["read_jsonl", "read_parquet"]
 
@@ -32,7 +33,9 @@ _BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark (Windows editors write it at the
 class _Cols:
     """Row lists flushed into the Builder every _FLUSH_ROWS rows (bounded memory)."""
 
-    def __init__(self) -> None:
+    def __init__(self, unit_s: float) -> None:
+        self.unit_s = unit_s  # seconds per tick of numeric times
+        self.big = False  # a hash id >= 2**63 (uint64) among self.hids
         self.inp: list[int] = []
         self.out: list[int] = []
         self.times: list[float | int] = []
@@ -43,16 +46,17 @@ class _Cols:
         self.sess: list[int] = []
 
     def flush(self, b: Builder, with_hashes: bool, with_sess: bool) -> None:
-        tdtype = np.int64 if self.kind == "ns" else np.float64
         b.add(
             np.array(self.inp, dtype=np.int64),
             np.array(self.out, dtype=np.int64),
-            np.array(self.times, dtype=tdtype) if self.kind != "none" else None,
+            number_array(self.times) if self.kind != "none" else None,
             self.kind,
             np.array(self.hcount, dtype=np.int64) if with_hashes else None,
-            np.array(self.hids, dtype=np.int64) if with_hashes else None,
+            hash_array(self.hids, self.big, b) if with_hashes else None,
             np.array(self.sess, dtype=np.int64) if with_sess else None,
+            self.unit_s,
         )
+        self.big = False
         for lst in (self.inp, self.out, self.times, self.hcount, self.hids, self.sess):
             lst.clear()
 
@@ -124,7 +128,7 @@ class _State:
     def __init__(self, cmap: ColumnMap, b: Builder) -> None:
         self.cmap = cmap
         self.b = b
-        self.cols = _Cols()
+        self.cols = _Cols(cmap.unit_s)
         # every row has them when the file names the column: a row without is no prefix /
         # no session (as an empty CSV cell or a Parquet null), not a bad row
         self.has_hashes = cmap.hashes is not None
@@ -138,7 +142,7 @@ class _State:
 
     def take_fast(self, c: FastChunk, nlines: int) -> bool:
         """Append a fast block if it agrees with the decisions so far (else: careful)."""
-        kind = "none" if c.times is None else "s"
+        kind = "none" if c.times is None else "num"
         hashes, sess = c.hash_counts is not None, c.session is not None
         if self.cols.decided and kind != self.cols.kind:
             return False
@@ -147,7 +151,8 @@ class _State:
         self.flush()  # careful rows read before this block go first
         self.cols.kind, self.cols.decided = kind, True
         self.has_hashes, self.has_sess = hashes, sess
-        self.b.add(c.inp, c.out, c.times, kind, c.hash_counts, c.hash_ids, c.session)
+        unit_s = self.cmap.unit_s
+        self.b.add(c.inp, c.out, c.times, kind, c.hash_counts, c.hash_ids, c.session, unit_s)
         self.lineno += nlines
         self.fast_rows += len(c.inp)
         return True
@@ -180,6 +185,7 @@ class _State:
         if hashes is not None:
             cols.hcount.append(len(hashes))
             cols.hids.extend(hashes)
+            cols.big = cols.big or (bool(hashes) and max(hashes) >= 2**63)
         if sess is not None:
             cols.sess.append(sess)
 
@@ -213,8 +219,7 @@ def _extras(
         hashes = [] if raw_h is None else raw_h  # no hash_ids: no prefix blocks (as in CSV)
         if not isinstance(hashes, list) or any(type(h) is not int for h in hashes):
             raise BadValue("hash_ids must be a list of integers")
-        if any(not -(2**63) <= h < 2**63 for h in hashes):
-            raise BadValue("hash id out of int64 range")
+        check_hash_range(hashes)
     sess = None
     if cmap.session:
         raw_s = rec.get(cmap.session)
@@ -231,12 +236,17 @@ def _time(rec: dict[str, object], cmap: ColumnMap) -> tuple[float | int | None, 
     without it made every later line 'timestamp present in some rows only'."""
     if not cmap.time:
         return None, "none"
-    ns, sec = parse_time_ns(rec.get(cmap.time), cmap.unit_s)  # None: 'missing timestamp'
-    return (ns, "ns") if ns is not None else (sec, "s")
+    ns, num = parse_time_value(rec.get(cmap.time), cmap.unit_s)  # None: 'missing timestamp'
+    return (ns, "ns") if ns is not None else (num, "num")
 
 
 def read_parquet(path: str, cmap: ColumnMap, fmt: str, skip_bad: bool) -> Workload:
-    """Parquet in record batches; a bad row is named by its 1-based row number."""
+    """Parquet in record batches; a bad row is named by its 1-based row number.
+
+    Hash ids are opaque 64-bit values: a list<uint64> column (ids >= 2**63 included) is kept
+    bit for bit as int64 (equal ids stay equal), meta['hash_ids_type'] = 'uint64', and the
+    writers write the unsigned values back (JSONL / CSV ids >= 2**63 are read the same way).
+    Integer times stay int64 in their time_unit until the first arrival is subtracted."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

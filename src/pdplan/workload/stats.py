@@ -23,7 +23,12 @@ _META_KEYS = (
     "by_model",
     "by_log_type",
     "open_top_bucket",
-    "time_origin",
+    "time_origin",  # the first arrival of datetime timestamps (ISO, UTC)
+    # ... of numeric ones: in seconds, and as read in a finer time_unit (exact integers)
+    "time_origin_s",
+    "time_origin_ms",
+    "time_origin_us",
+    "time_origin_ns",
     "clipped",
 )
 

@@ -16,9 +16,11 @@ __all__ = [
     "TIME_TOO_LARGE",
     "TIME_UNITS",
     "BadValue",
+    "number_array",
     "parse_duration",
     "parse_length",
     "parse_time_ns",
+    "parse_time_value",
     "real_number",
     "whole_number",
 ]
@@ -112,21 +114,54 @@ def parse_time_ns(value: object, unit_s: float) -> tuple[int | None, float | Non
     Datetimes may carry 7 fractional digits (Azure 2023) or a UTC offset (Azure 2024);
     naive datetimes are taken as UTC.
     """
+    ns, num = parse_time_value(value, unit_s)
+    return ns, None if num is None else float(num) * unit_s
+
+
+def parse_time_value(value: object, unit_s: float) -> tuple[int | None, int | float | None]:
+    """As parse_time_ns, but a number comes back in its own unit (ticks of `unit_s` seconds),
+    not in seconds: an integer (a JSON int, integer text) within int64 as an int, so epoch
+    us / ns (1.7e18 ns: past float64's 2**53 exact integers) stay exact until the Builder
+    subtracts the first arrival; other numbers as floats."""
     if isinstance(value, bool) or value is None:
         raise BadValue("missing timestamp" if value is None else "bad timestamp")
     if isinstance(value, (int, float)):
-        return None, _finite_seconds(float(value) * unit_s)
+        return None, _in_range(value, unit_s)
     if not isinstance(value, str):
         raise BadValue("bad timestamp")
     text = value.strip()
     if not text:
         raise BadValue("missing timestamp")
+    num: int | float
     try:
-        seconds = float(text) * unit_s
-    except ValueError:  # not a number: an ISO datetime or nothing
-        return _iso_ns(text), None
+        num = int(text)
+    except ValueError:
+        try:
+            num = float(text)
+        except ValueError:  # not a number: an ISO datetime or nothing
+            return _iso_ns(text), None
     # a number past the bound is refused here: numpy would read '1700000000500' as a year
-    return None, _finite_seconds(seconds)
+    return None, _in_range(num, unit_s)
+
+
+def number_array(values: list[int | float]) -> np.ndarray:
+    """Numeric times (parse_time_value's) as one array: int64 when every one is an int (kept
+    exact), else float64."""
+    if values and all(type(v) is int for v in values):
+        return np.array(values, dtype=np.int64)
+    return np.array(values, dtype=np.float64)
+
+
+def _in_range(num: int | float, unit_s: float) -> int | float:
+    """num (ticks of unit_s seconds) checked finite and within MAX_TIME_S; an int past
+    int64 (no column type holds it) as a float."""
+    try:
+        _finite_seconds(float(num) * unit_s)
+    except OverflowError:  # an int past 1.8e308, read as inf before
+        raise BadValue("bad timestamp") from None
+    if isinstance(num, int) and not -(2**63) <= num < 2**63:
+        return float(num)
+    return num
 
 
 def _finite_seconds(seconds: float) -> float:

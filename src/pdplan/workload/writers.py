@@ -45,6 +45,13 @@ def output_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     return kind
 
 
+def _hash_ids(w: Workload) -> np.ndarray:
+    """Hash ids as they were read: int64, or uint64 (meta['hash_ids_type']; readers keep a
+    uint64 id's 64 bits as int64), so an id >= 2**63 is written back unsigned, not negative."""
+    assert w.hash_ids is not None
+    return w.hash_ids.view(np.uint64) if w.meta.get("hash_ids_type") == "uint64" else w.hash_ids
+
+
 def _ms(w: Workload) -> np.ndarray | None:
     """Arrival in ms (Mooncake unit), rounded to 1 us."""
     return None if w.arrival_s is None else np.round(w.arrival_s * 1000.0, 3)
@@ -66,6 +73,7 @@ def _open(path: str, to: str) -> Iterator[IO[bytes]]:
 def _write_jsonl(w: Workload, f: IO[bytes]) -> None:
     ms = _ms(w)
     ints = ms is not None and bool(np.all(ms == np.floor(ms)))
+    ids = _hash_ids(w) if w.has_hashes else None
     for a in range(0, len(w), _CHUNK):
         b = min(a + _CHUNK, len(w))
         lines = []
@@ -75,8 +83,9 @@ def _write_jsonl(w: Workload, f: IO[bytes]) -> None:
         for j, (i, o) in enumerate(pairs):
             parts = [] if ts is None else [f'"timestamp": {ts[j]!r}']
             parts += [f'"input_length": {i}', f'"output_length": {o}']
-            if w.has_hashes:
-                parts.append(f'"hash_ids": [{", ".join(map(str, w.hashes(a + j).tolist()))}]')
+            if ids is not None and w.hash_offsets is not None:
+                lo, hi = w.hash_offsets[a + j], w.hash_offsets[a + j + 1]
+                parts.append(f'"hash_ids": [{", ".join(map(str, ids[lo:hi].tolist()))}]')
             if sess is not None:
                 parts.append(f'"session_id": {sess[j]}')
             lines.append("{" + ", ".join(parts) + "}\n")
@@ -91,7 +100,7 @@ def _table(w: Workload, hashes_as_text: bool) -> pa.Table:
     cols["input_length"] = pa.array(w.input_len)
     cols["output_length"] = pa.array(w.output_len)
     if w.hash_offsets is not None and w.hash_ids is not None:
-        lists = pa.LargeListArray.from_arrays(pa.array(w.hash_offsets), pa.array(w.hash_ids))
+        lists = pa.LargeListArray.from_arrays(pa.array(w.hash_offsets), pa.array(_hash_ids(w)))
         if hashes_as_text:
             lists = pa.array([" ".join(map(str, x)) for x in lists.to_pylist()])
         cols["hash_ids"] = lists
