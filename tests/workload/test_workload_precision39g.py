@@ -38,14 +38,15 @@ def _write(path: Path, times: list[int], bad_row: bool = False) -> None:
         pq.write_table(pa.table({"t": t, "a": [r[1] for r in rows], "b": [2] * len(rows)}), path)
 
 
+# bad_row True: the careful (line by line) pass of CSV / JSONL; Parquet has one path
+_PATHS = [(".csv", False), (".csv", True), (".jsonl", False), (".jsonl", True), (".parquet", False)]
+
+
 @pytest.mark.parametrize("unit", ["us", "ns"])
-@pytest.mark.parametrize("ext", [".csv", ".jsonl", ".parquet"])
-@pytest.mark.parametrize("bad_row", [False, True])  # True: the careful (line by line) pass
+@pytest.mark.parametrize(("ext", "bad_row"), _PATHS)
 def test_integer_epoch_times_keep_sub_us_precision(
     tmp_path: Path, unit: str, ext: str, bad_row: bool
 ) -> None:
-    if bad_row and ext == ".parquet":
-        pytest.skip("Parquet has one path")
     path = tmp_path / f"t{ext}"
     _write(path, [_BASE[unit] + o for o in _OFFSETS], bad_row)
     w = read_workload(path, mapping=f"input=a,output=b,time=t,time_unit={unit}", skip_bad=True)
