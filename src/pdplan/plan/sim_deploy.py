@@ -176,11 +176,11 @@ def _make(
     role: str,
     layout: Layout,
     on: str | None = None,
-) -> tuple[CostModel, int, int]:
-    """(cost model, KV capacity tokens, a sequence's fixed KV-pool tokens: its recurrent state
-    and, for a sliding-window model, its window layers: perf.kv_pool.growing_pool) of one pool's
-    layout on its GPU; the layout's warnings gathered once each. (accuracy --simulate sizes its
-    pool at the row's ISL + OSL instead: one length, so a sequence's window share is known.)"""
+) -> tuple[CostModel, int, int, tuple[tuple[int, float], ...]]:
+    """(cost model, KV capacity tokens, a sequence's fixed KV-pool tokens (its recurrent
+    state), its window layers' charge: perf.kv_pool.growing_pool) of one pool's layout on its
+    GPU; the layout's warnings gathered once each. (accuracy --simulate sizes its pool at the
+    row's ISL + OSL instead: one length, so a sequence's window share is known.)"""
     g = hw(on)
     chk = require_valid(m, layout, scaleup_domain=g.scaleup_domain, gpus_per_node=g.gpus_per_node)
     for text in chk.warnings:
@@ -196,8 +196,10 @@ def _make(
     frac = frac if mem_fraction is None else mem_fraction
     mem = plan_memory(m, g, layout, weight_dtype, kv_dtype, mem_fraction=frac, of_free=of_free,
                       draft_layers=drafts)  # fmt: skip
-    pool, fixed = growing_pool(m, layout, kv_dtype, int(mem.pool_tokens), mem.state_tokens_per_seq)
-    return cm, pool, fixed
+    pool, fixed, wins = growing_pool(
+        m, layout, kv_dtype, int(mem.pool_tokens), mem.state_tokens_per_seq
+    )
+    return cm, pool, fixed, wins
 
 
 def _links(g: Any) -> dict[str, float]:

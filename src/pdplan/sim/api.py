@@ -102,6 +102,8 @@ def _inst_stats(
         "kv_link_utilisation": link,  # busiest of its KV links: bytes / (bw x run time)
         "kv_capacity_tokens": inst.cap,
         "kv_state_tokens": inst.st,  # KV-pool tokens each sequence's recurrent state takes
+        # [W, c] per window-layer group: a sequence of L tokens takes c * min(L, W) more
+        "kv_window_tokens": [list(p) for p in inst.wins],
         "mean_kv_used": kv_mean,  # fraction of kv_capacity_tokens, time-averaged (samples)
         "peak_kv_used_sampled": kv_peak,  # the most of it in use at a timeline sample
         "timeline": s,

@@ -68,6 +68,7 @@ def check_instance(spec: InstanceSpec) -> None:
     st = spec.kv_state_tokens
     if st is not None and not (_is_int(st) and st >= 0):
         raise ConfigError(f"kv_state_tokens={st!r} must be an integer >= 0 or None")
+    _check_window_charges(spec.kv_window_tokens)
     if spec.kv_senders > spec.gpus:
         raise ConfigError(f"kv_senders={spec.kv_senders} must be in 0..gpus={spec.gpus}")
     if spec.chunk_budget is not None and not (
@@ -237,3 +238,21 @@ def check_run(cfg: Any, wl: Any, arrivals: Any, warmup: Any, until: Any) -> None
         )
     if not (_is_real(until) and until >= 0):
         raise ConfigError(f"until={until!r} must be a number of seconds >= 0 (or math.inf)")
+
+
+def _check_window_charges(wins: object) -> None:
+    """InstanceSpec.kv_window_tokens: pairs (W >= 1 tokens, c >= 0 pool tokens per token)."""
+    ok = isinstance(wins, tuple) and all(
+        isinstance(p, tuple)
+        and len(p) == 2
+        and _is_int(p[0])
+        and p[0] >= 1
+        and _is_real(p[1])
+        and 0 <= p[1] < math.inf
+        for p in wins
+    )
+    if not ok:
+        raise ConfigError(
+            f"kv_window_tokens={wins!r} must be a tuple of (window >= 1 tokens, KV-pool "
+            f"tokens >= 0 per windowed token) pairs"
+        )

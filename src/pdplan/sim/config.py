@@ -74,6 +74,13 @@ class InstanceSpec:
         (perf.memory.MemoryPlan.state_tokens_per_seq: engines keep it in the KV cache's memory,
         one state per running request); None = from the config's KV shape,
         ceil(kv_state_bytes / kv_bytes(1) without it), 0 for models without such layers.
+    kv_window_tokens: ((W, c), ...), one pair per group of sliding-window layers whose KV the
+        pool's tokens do not count: a sequence of L tokens (prompt + output) holds
+        ceil(sum c * min(L, W)) more KV-pool tokens, c per windowed token, for as long as it
+        holds KV there (perf.kv_pool.growing_pool; vLLM V1's hybrid KV-cache manager frees
+        the blocks that leave a window). Reserved at the sequence's final length from its
+        admission: an over-charge, while it grows, of at most its unwritten tokens' share.
+        () = none (a window model's kv_capacity_tokens then counts every layer per token).
     """
 
     role: str
@@ -94,6 +101,7 @@ class InstanceSpec:
     ctx_gate: ContextGate | None = None
     kv_reserve_output: bool = False
     kv_state_tokens: int | None = None
+    kv_window_tokens: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -86,9 +86,12 @@ class DecodeMixin(InstanceHost):
         cut = -1
         admitted = False
         st = self.st  # tokens of recurrent state each sequence holds beside its KV
+        wins = self.wins  # and, with sliding-window layers, their KV (Instance.seq_fixed)
         while jq and slots > 0:
             rid = jq[0]
             need = r.ctx0[rid]
+            if wins:
+                st = self.seq_fixed(rid)
             if self.kv_used + need + st + bound + 1 > cap:
                 if cut < 0:
                     cut = self._cut()
@@ -263,9 +266,10 @@ class DecodeMixin(InstanceHost):
             _, rid, base, o = heapq.heappop(fin)
             used = base + K  # its KV: ctx0 + (K - K at its join)
             self.C -= used
-            self.kv_used -= used + self.st  # its KV and its recurrent state
+            st = self.seq_fixed(rid) if self.wins else self.st
+            self.kv_used -= used + st  # its KV, its recurrent state and window layers
             if self.kv_full >= 0:  # its reservation (kv_reserve_output) is free again
-                self.kv_full -= r.inp[rid] + r.out[rid] + self.st
+                self.kv_full -= r.inp[rid] + r.out[rid] + st
             self.B -= 1
             del self.running[rid]
             r.gen[rid] = o

@@ -16,6 +16,14 @@ from pdplan.sim.placement import place
 
 __all__ = ["MAX_INSTANCES", "Pool", "build_instances", "layout_syntax_error", "parse_deployment"]
 
+# what a pool's maker returns: (step model, KV capacity tokens[, recurrent-state tokens[,
+# window-layer charges]]), InstanceSpec's kv_capacity_tokens / kv_state_tokens / kv_window_tokens
+Made = (
+    tuple[StepModel, int]
+    | tuple[StepModel, int, int]
+    | tuple[StepModel, int, int, tuple[tuple[int, float], ...]]
+)
+
 # Most instances one simulated deployment may hold: 10,000 TP8 instances are 80,000 GPUs, past
 # any single serving deployment; the simulator's per-instance state grows with the count
 # (~17 KB an instance, measured: tp4x10000 peaks at 170 MB RSS), so a typo such as tp4x99999999
@@ -213,7 +221,7 @@ def layout_syntax_error(text: str) -> str | None:
 
 def build_instances(
     pools: list[Pool],
-    make: Callable[[str, Layout, str | None], tuple[StepModel, int] | tuple[StepModel, int, int]],
+    make: Callable[[str, Layout, str | None], Made],
     gpus_per_node: int = 8,
     *,
     links: Callable[[str | None], Mapping[str, float]] | None = None,
@@ -227,7 +235,8 @@ def build_instances(
     instance never straddles a node unless it is larger than one; other hardware, other nodes).
 
     make(role, layout, gpu) -> (step model, KV capacity tokens[, a sequence's recurrent state
-    in KV tokens: InstanceSpec.kv_state_tokens]), gpu = the pool's '@GPU' or None.
+    in KV tokens: InstanceSpec.kv_state_tokens[, its window layers' charge:
+    InstanceSpec.kv_window_tokens]]), gpu = the pool's '@GPU' or None.
     links(gpu) -> that GPU's InstanceSpec link speeds (nic_bytes_per_s, ...) and
     'gpus_per_node' (GPUs one NVLink domain joins; else `gpus_per_node`). kv_senders(layout)
     -> the GPUs that carry one request's KV under that layout (perf.kv_transfer.kv_shards;
@@ -245,8 +254,9 @@ def build_instances(
         hw = dict(links(pool.gpu)) if links else {}
         per_node = int(hw.pop("gpus_per_node", gpus_per_node))
         kw = {**hw, **spec_kw}
-        if len(made) > 2 and "kv_state_tokens" not in kw:
-            kw["kv_state_tokens"] = made[2]  # type: ignore[misc]
+        for k, key in ((2, "kv_state_tokens"), (3, "kv_window_tokens")):
+            if len(made) > k and key not in kw:
+                kw[key] = made[k]
         if kv_senders is not None and "kv_senders" not in kw:
             kw["kv_senders"] = kv_senders(pool.layout)
         _engine_defaults(kw, model, chunked and pool.role == "agg")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections import deque
 from typing import TYPE_CHECKING
@@ -51,7 +52,7 @@ class Instance(
         "next_role "
         "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
         "running samples "
-        "seq sim spec st stall swap_s swapped tK tracer ver fit ".split()
+        "seq sim spec st stall swap_s swapped tK tracer ver fit wins ".split()
     )
 
     def __init__(self, idx: int, spec: InstanceSpec, sim: Simulator) -> None:
@@ -59,10 +60,12 @@ class Instance(
         self.model = spec.step_model
         self.cap = spec.kv_capacity_tokens
         # a sequence's fixed recurrent state in KV-pool tokens, charged to kv_used while it
-        # holds KV here (0 without SSM / linear-attention layers); fit: the most tokens one
-        # sequence may hold beside it
+        # holds KV here (0 without SSM / linear-attention layers); wins: its sliding-window
+        # layers' charge (seq_fixed); fit: the most tokens one sequence may hold beside both
+        # (its window layers taken full: exact from a window's length on)
         self.st = seq_state_tokens(sim.cfg, spec)
-        self.fit = self.cap - self.st
+        self.wins = spec.kv_window_tokens
+        self.fit = self.cap - self.st - math.ceil(sum(c * w for w, c in self.wins))
         self.pq: deque[int] = deque()  # prompts to prefill (or recompute), head may be partial
         self.inbox: deque[int] = deque()  # arrived, not yet taken in (spec.recv_interval > 1)
         self.recv = spec.recv_interval
@@ -205,6 +208,15 @@ class Instance(
         if self.B + self.prefilling >= self.spec.max_batch:
             return False
         nxt = self.role != "prefill"  # its next token's slot, unless its KV leaves
-        if self.kv_full >= 0 and self.kv_full + r.inp[rid] + r.out[rid] + self.st > self.cap:
+        st = self.seq_fixed(rid) if self.wins else self.st
+        if self.kv_full >= 0 and self.kv_full + r.inp[rid] + r.out[rid] + st > self.cap:
             return False  # its whole output's KV is not free (kv_reserve_output)
-        return self.kv_used + r.todo[rid] + r.pdone[rid] + self.st + self.B + nxt <= self.cap
+        return self.kv_used + r.todo[rid] + r.pdone[rid] + st + self.B + nxt <= self.cap
+
+    def seq_fixed(self, rid: int) -> int:
+        """KV-pool tokens request rid holds here beside its own tokens: its recurrent state
+        and its window layers' KV at its final length L = prompt + output, c * min(L, W) per
+        window group (InstanceSpec.kv_window_tokens). Callers use self.st when no windows."""
+        r = self.sim.req
+        n = r.inp[rid] + r.out[rid]  # tokens
+        return self.st + math.ceil(sum(c * (n if n < w else w) for w, c in self.wins))

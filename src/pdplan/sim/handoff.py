@@ -100,7 +100,7 @@ class HandoffMixin(SimulatorHost):
             came = det.restart.get(rid, r.arrival[rid])  # s, it queued on p from then
             det.elsewhere.append((p.idx, r.pf_start[rid] - came, r.pf_end[rid] - r.pf_start[rid]))
             det.restart[rid], r.pf_start[rid] = now, float("nan")  # its next prefill is anew
-            p.kv_used -= r.ctx0[rid] + p.st  # its KV and its recurrent state
+            p.kv_used -= r.ctx0[rid] + (p.seq_fixed(rid) if p.wins else p.st)  # KV, state
             r.todo[rid], r.pdone[rid], r.hit[rid] = r.inp[rid], 0, 0
             r.not_before[rid] = 0.0
             r.preempt[rid] += 1
@@ -114,7 +114,8 @@ class HandoffMixin(SimulatorHost):
     def on_transfer_done(self, rid: int, p: Instance, d: Instance, t_bytes: float) -> None:
         """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
         r, now = self.req, self.loop.now
-        p.kv_used -= r.ctx0[rid] + p.st  # Instance.release, inlined: p frees its KV and state
+        # p frees its KV, its recurrent state and its window layers' KV
+        p.kv_used -= r.ctx0[rid] + (p.seq_fixed(rid) if p.wins else p.st)
         if (p.pq or p.draining) and (p.in_run or not p.busy):
             p.kick()  # (a busy prefill step takes the new work at its end anyway)
         nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise

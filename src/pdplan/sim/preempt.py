@@ -76,9 +76,10 @@ class PreemptMixin(InstanceHost):
         fin.pop()
         heapify(fin)
         self.C -= used
-        self.kv_used -= used + self.st  # its KV and its recurrent state
+        st = self.seq_fixed(rid) if self.wins else self.st
+        self.kv_used -= used + st  # its KV, its recurrent state and window layers
         if self.kv_full >= 0:  # its reservation goes with it (taken again on re-admission)
-            self.kv_full -= r.inp[rid] + r.out[rid] + self.st
+            self.kv_full -= r.inp[rid] + r.out[rid] + st
         self.B -= 1
         del self.running[rid]
         r.gen[rid] += done

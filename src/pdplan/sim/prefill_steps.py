@@ -37,11 +37,12 @@ class PrefillMixin(InstanceHost):
             if rid not in started:
                 if self.B + self.prefilling >= self.spec.max_batch:
                     break
-                held = todo + done + self.st  # its KV and its recurrent state, tokens
+                st = self.seq_fixed(rid) if self.wins else self.st  # state, window layers
+                held = todo + done + st  # its KV and its recurrent state, tokens
                 if self.kv_used + held + self.B + (role != "prefill") > self.cap:
                     break  # + its next token, unless its KV leaves for a decode instance
                 if self.kv_full >= 0:  # kv_reserve_output: its whole output must fit too
-                    full = r.inp[rid] + r.out[rid] + self.st
+                    full = r.inp[rid] + r.out[rid] + st
                     if self.kv_full + full > self.cap:
                         break
                     self.kv_full += full
@@ -155,9 +156,10 @@ class PrefillMixin(InstanceHost):
             else:  # a recompute after a token (only those come here with one): it samples
                 self._recomputed(rid, now)  # the next (PreemptMixin._queue_recompute)
             if gen[rid] >= r.out[rid]:  # done at its prefill (one token out, or a recompute's last)
-                self.kv_used -= done + self.st
+                st = self.seq_fixed(rid) if self.wins else self.st
+                self.kv_used -= done + st
                 if self.kv_full >= 0:  # its reservation (kv_reserve_output) is free again
-                    self.kv_full -= r.inp[rid] + r.out[rid] + self.st
+                    self.kv_full -= r.inp[rid] + r.out[rid] + st
                 sim.on_finish(rid, self, now)
             else:
                 self.ready.append(rid)
