@@ -2,42 +2,17 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-from dataclasses import fields
 from typing import Any
 
 from pdplan.cli._common import num
-from pdplan.perf.measured import MeasuredRow
 
-__all__ = ["duplicates", "render", "skip_reasons", "warnings_of"]
-
-# MeasuredRow fields that name a row rather than describe its setup or measurement
-_NAMING = ("line", "row_id", "source")
+__all__ = ["render", "skip_reasons", "warnings_of"]
 
 
 def skip_reasons(why: dict[str, list[str]]) -> list[dict[str, Any]]:
     """plan.calibrate.fit_cases's reason -> rows as `pdplan accuracy` reports them: each
     reason with its row count and the first row as an example."""
     return [{"reason": r, "rows": len(ids), "example": ids[0]} for r, ids in sorted(why.items())]
-
-
-def duplicates(rows: Iterable[MeasuredRow]) -> dict[str, Any]:
-    """Rows that repeat an earlier row exactly (same setup and measured TTFT / TPOT; id, line
-    and source aside): `rows`, how many, and `example`, 'ID = EARLIER_ID' of the first. They
-    are kept (each counts in the fit, as a true repeat would), and warned about."""
-    first: dict[tuple[Any, ...], str] = {}
-    extra: list[str] = []
-    for r in rows:
-        key = tuple(
-            None if isinstance(v, float) and math.isnan(v) else v  # NaN: a one-token TPOT
-            for v in (getattr(r, f.name) for f in fields(r) if f.name not in _NAMING)
-        )
-        if key in first:
-            extra.append(f"{r.row_id} = {first[key]}")
-        else:
-            first[key] = r.row_id
-    return {"rows": len(extra), "example": extra[0] if extra else None}
 
 
 def _start_warnings(params: list[dict[str, Any]]) -> list[str]:

@@ -9,6 +9,7 @@ import typer
 from pdplan.cli._common import emit
 from pdplan.cli._paths import check_output, replaced_on_success
 from pdplan.errors import ConfigError, InputError
+from pdplan.perf.repeats import exact_copies
 
 __all__ = ["ROWS_HELP", "register"]
 
@@ -57,6 +58,7 @@ def accuracy_cmd(
         _write_rows(rows_out, preds)
         rep["rows_file"] = rows_out
     rep["method"] = f"simulate ({client} client)" if simulate else "estimate"
+    rep["duplicates"] = exact_copies(p.row for p in preds)
 
     emit(rep, as_json, lambda con: _render(rep, con))
     if rep["predicted"] == 0:  # every row skipped: the reasons are above, the run failed
@@ -151,6 +153,14 @@ def _render(rep: dict, con: Any) -> None:
     )
     for s in rep["skipped_reasons"]:
         con.print(f"  skipped {s['rows']}: {s['reason']} (e.g. {s['example']})")
+    dup = rep.get("duplicates") or {}
+    if dup.get("rows"):  # copied rows count twice in every median above
+        n = dup["rows"]
+        con.print(
+            f"  note: {n} predicted row{'s' if n > 1 else ''} repeat{'' if n > 1 else 's'} an "
+            f"earlier row exactly (same setup and measurements, e.g. {dup['example']}): each "
+            "counts again in the medians; remove copied rows, keep true repeats"
+        )
     for s in rep.get("shape_by_name", ()):  # fine-tunes read as their base preset's shape
         con.print(
             f"  note: {s['rows']} rows of {s['model']} (not in the catalog) were read as "

@@ -10,10 +10,11 @@ from typing import Any
 import typer
 
 from pdplan.cli._calibrate_overlay import write_overlay
-from pdplan.cli._calibrate_render import duplicates, render, skip_reasons, warnings_of
+from pdplan.cli._calibrate_render import render, skip_reasons, warnings_of
 from pdplan.cli._common import emit, note, warn
 from pdplan.cli._paths import check_output
 from pdplan.errors import ConfigError, InputError
+from pdplan.perf.repeats import exact_copies
 
 __all__ = ["register"]
 
@@ -66,7 +67,7 @@ def calibrate_cmd(
         raise InputError(_nothing_to_fit(eng, gpu, items, why), path=measured)
     rep = _run(cases, setup, maxiter, holdout, gpu)
     rep.update(measured=measured, engine=eng, skipped=skipped, out=out)
-    rep.update(skipped_reasons=skip_reasons(why), duplicates=duplicates(c.row for c in cases))
+    rep.update(skipped_reasons=skip_reasons(why), duplicates=exact_copies(c.row for c in cases))
     rep["warnings"] = warnings_of(rep, holdout)
     if out:  # merged into the overlay the run was given (the root's --efficiency-file)
         write_overlay(out, rep, ctx.find_root().params.get("efficiency_file"), _gpus(cases))

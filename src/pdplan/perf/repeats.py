@@ -5,12 +5,17 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import fields
+from typing import Any
 
 import numpy as np
 
 from pdplan.perf.measured import MeasuredRow
 
-__all__ = ["repeat_spread", "setup_key"]
+__all__ = ["exact_copies", "repeat_spread", "setup_key"]
+
+# MeasuredRow fields that name a row rather than describe its setup or measurement
+_NAMING = ("line", "row_id", "source")
 
 # Two rows whose TTFT and TPOT agree to this relative tolerance are one measurement filed twice
 # (the same run copied into several source files), not two runs: 1e-3, i.e. 0.1 %.
@@ -103,3 +108,22 @@ def repeat_spread(
         ttft += _oracle_apes([t for t, _ in d])
         tpot += _oracle_apes([p for _, p in d])
     return {"setups": setups, "ttft_ape": _stats(ttft), "tpot_ape": _stats(tpot)}
+
+
+def exact_copies(rows: Iterable[MeasuredRow]) -> dict[str, Any]:
+    """Rows that repeat an earlier row exactly (same setup and measured TTFT / TPOT; id, line
+    and source aside): `rows`, how many, and `example`, 'ID = EARLIER_ID' of the first. A
+    copied row counts twice in a median error or a fit, as a true repeat would, so callers
+    keep them and warn."""
+    first: dict[tuple[Any, ...], str] = {}
+    extra: list[str] = []
+    for r in rows:
+        key = tuple(
+            None if isinstance(v, float) and math.isnan(v) else v  # NaN: a one-token TPOT
+            for v in (getattr(r, f.name) for f in fields(r) if f.name not in _NAMING)
+        )
+        if key in first:
+            extra.append(f"{r.row_id} = {first[key]}")
+        else:
+            first[key] = r.row_id
+    return {"rows": len(extra), "example": extra[0] if extra else None}
