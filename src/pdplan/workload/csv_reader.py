@@ -17,7 +17,7 @@ from pdplan.workload._arrow import REASONS, add_batch, batch_columns
 from pdplan.workload._build import Builder
 from pdplan.workload._hashes import check_hash_range, hash_array
 from pdplan.workload.core import Workload
-from pdplan.workload.files import broken_off
+from pdplan.workload.files import broken_off, holds_hex_field
 from pdplan.workload.formats import ColumnMap, is_gzip, open_text
 from pdplan.workload.values import BadValue, number_array, parse_length, parse_time_value
 
@@ -60,8 +60,11 @@ def _arrow_pass(path: str, cmap: ColumnMap, b: Builder) -> None:
         raise _Fallback  # list columns in CSV: parsed by the careful pass
     # int64: a non-integer length ('1.0', '1e3') fails the batch, which the careful pass
     # then reads; Arrow's integer parser also takes hex ('0x10' as 16 tokens), which parse_length
-    # refuses; float64 here would refuse it too but read 10M rows 16 % slower with 170 MB more
-    # peak memory (benchmarks/bench_workload_read.py)
+    # refuses, so a file that may hold one goes to the careful pass, which names its line;
+    # float64 here would refuse it too but read 10M rows 16 % slower with 170 MB more peak
+    # memory (benchmarks/bench_workload_read.py)
+    if holds_hex_field(path):
+        raise _Fallback
     types = {cmap.input: pa.int64(), cmap.output: pa.int64()}
     if cmap.time:
         ttype = _time_type(path, cmap)
