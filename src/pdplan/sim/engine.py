@@ -12,7 +12,7 @@ from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
 from pdplan.sim.decode import DecodeMixin
 from pdplan.sim.first_tokens import FirstTokenMixin
-from pdplan.sim.kv_shape import seq_state_tokens
+from pdplan.sim.kv_shape import longest_fit, seq_state_tokens
 from pdplan.sim.lazyjoin import LazyJoinMixin
 from pdplan.sim.mixed import MixedStepMixin
 from pdplan.sim.polling import PollMixin
@@ -62,10 +62,10 @@ class Instance(
         # a sequence's fixed recurrent state in KV-pool tokens, charged to kv_used while it
         # holds KV here (0 without SSM / linear-attention layers); wins: its sliding-window
         # layers' charge (seq_fixed); fit: the most tokens one sequence may hold beside both
-        # (its window layers taken full: exact from a window's length on)
+        # (a short one is charged only the window it fills: kv_shape.longest_fit)
         self.st = seq_state_tokens(sim.cfg, spec)
         self.wins = spec.kv_window_tokens
-        self.fit = self.cap - self.st - math.ceil(sum(c * w for w, c in self.wins))
+        self.fit = longest_fit(self.cap, self.st, self.wins)
         self.pq: deque[int] = deque()  # prompts to prefill (or recompute), head may be partial
         self.inbox: deque[int] = deque()  # arrived, not yet taken in (spec.recv_interval > 1)
         self.recv = spec.recv_interval

@@ -10,7 +10,7 @@ from pdplan.errors import ConfigError
 if TYPE_CHECKING:
     from pdplan.sim.config import InstanceSpec, SimConfig
 
-__all__ = ["fill_kv_shape", "seq_state_tokens"]
+__all__ = ["fill_kv_shape", "longest_fit", "seq_state_tokens"]
 
 
 def fill_kv_shape(cfg: SimConfig) -> None:
@@ -66,3 +66,28 @@ def seq_state_tokens(cfg: SimConfig, spec: InstanceSpec) -> int:
     state = cfg.kv_state_bytes
     per_token = cfg.kv_bytes(1) - state  # B: growing + window layers' first token
     return math.ceil(state / per_token) if state > 0 and per_token > 0 else 0
+
+
+def longest_fit(cap: int, st: int, wins: tuple[tuple[int, float], ...]) -> int:
+    """The most tokens L (prompt + output) one sequence may reach alone in a pool of `cap`
+    tokens: L + st + ceil(sum c * min(L, W)) <= cap (InstanceSpec.kv_window_tokens, Instance.
+    seq_fixed). Past every window it is cap - st - ceil(sum c * W); below one a shorter
+    sequence is charged only the window it fills, so the bound is searched (once per
+    instance). Taking every window full dropped a short request that fits a small pool."""
+    full = cap - st - math.ceil(sum(c * w for w, c in wins))  # tokens, windows full
+    if not wins or full >= max(w for w, _ in wins):
+        return full
+
+    def need(n: int) -> int:  # pool tokens a sequence of n tokens holds, non-decreasing in n
+        return n + st + math.ceil(sum(c * (n if n < w else w) for w, c in wins))
+
+    if need(0) > cap:
+        return full  # not even the state fits (negative)
+    lo, hi = 0, cap  # need(lo) <= cap; need(n) >= n > cap past hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if need(mid) <= cap:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
