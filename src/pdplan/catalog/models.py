@@ -115,6 +115,11 @@ def _missing_path(name: str) -> InputError | None:
     """The error for a name that is a path but names no config: a folder without a
     config.json, or a clear path (a .json name, or one starting with '/', '.', '~' or with
     more than one '/'; an HF id has one) that does not exist. None otherwise."""
+    if not name.strip():  # Path('') is the working folder: 'no config.json in ' said nothing
+        return InputError(
+            "empty model name: give a catalog model (see `pdplan models`), a Hugging Face id "
+            "or the path of a config.json"
+        )
     p = Path(name.strip()).expanduser()
     if p.is_dir():
         if (p / "config.json").is_file():

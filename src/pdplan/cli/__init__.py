@@ -43,6 +43,9 @@ def _root(
     ),
 ) -> None:
     """Plan LLM serving: parallel layout, PD disaggregation and the xPyD ratio."""
+    from pdplan.cli._paths import note_root_inputs
+
+    note_root_inputs({"--gpu-file": gpu_file, "--efficiency-file": efficiency_file})
     if gpu_file:
         from pdplan.catalog.gpus import add_gpus, load_gpu_file
 

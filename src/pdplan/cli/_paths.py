@@ -11,7 +11,17 @@ from pathlib import Path
 
 from pdplan.errors import ConfigError, InputError
 
-__all__ = ["check_output", "replaced_on_success"]
+__all__ = ["check_output", "note_root_inputs", "replaced_on_success"]
+
+# The root's input files ({flag: path}: --gpu-file, --efficiency-file), read by every command:
+# no command's output may replace one (set by the root callback on each run)
+_ROOT_INPUTS: dict[str, str] = {}
+
+
+def note_root_inputs(files: dict[str, str | None]) -> None:
+    """Remember this run's root input files, checked by every check_output."""
+    _ROOT_INPUTS.clear()
+    _ROOT_INPUTS.update({flag: path for flag, path in files.items() if path})
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -22,13 +32,16 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output(path: str, flag: str, inputs: dict[str, str] | None = None) -> None:
-    """Fail now, not after the work, if `path` (given as `flag`) names one of `inputs`
-    ({flag: path}; writing it would destroy the input) or cannot be created / written: its
+def check_output(
+    path: str, flag: str, inputs: dict[str, str] | None = None, may_replace: str = ""
+) -> None:
+    """Fail now, not after the work, if `path` (given as `flag`) names an input ({flag: path}
+    `inputs`, the root's files but `may_replace`, one it merges into) or cannot be written: its
     folder is missing or a file, or the file system refuses it (read-only, /proc, no
     permission). A file that did not exist is created empty to test this, then removed."""
     out = Path(path)
-    for in_flag, in_path in (inputs or {}).items():
+    named = {k: v for k, v in _ROOT_INPUTS.items() if k != may_replace} | (inputs or {})
+    for in_flag, in_path in named.items():
         if in_path and (_same(out, Path(in_path)) or out.resolve() == Path(in_path).resolve()):
             raise ConfigError(
                 f"{flag} {path} is the {in_flag} file: writing it would replace the input; "

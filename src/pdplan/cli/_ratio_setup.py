@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,8 @@ def check_tpot(tpot: float) -> None:
     """Refuse a TPOT that is not a positive number of seconds, or one given in milliseconds."""
     if not tpot > 0:
         raise ConfigError(f"--tpot={tpot} must be a positive number of seconds")
+    if math.isinf(tpot):  # 'did you mean inf?' below said nothing
+        raise ConfigError(f"--tpot={tpot} must be a finite number of seconds")
     if tpot > MAX_TPOT_S:
         raise ConfigError(
             f"--tpot is in seconds: did you mean {tpot / 1e3:g}? ({tpot:g} s per output token "

@@ -3,6 +3,9 @@ engine behaviours an option would misstate (helpers of cli/simulate.py)."""
 
 from __future__ import annotations
 
+import math
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +113,8 @@ def check_options(o: dict[str, Any]) -> None:
         ("--slo-ttft", slo_ttft, MAX_SLO_TTFT_S),
         ("--slo-tpot", slo_tpot, MAX_SLO_TPOT_S),
     ):
+        if v is not None and math.isinf(v):  # 'did you mean inf?' below said nothing
+            raise ConfigError(f"{flag}={v} must be a finite number of seconds")
         if v is not None and v > cap:  # milliseconds typed as seconds
             raise ConfigError(
                 f"{flag} is in seconds: did you mean {v / 1e3:g}? ({v:g} s is past the "
@@ -119,9 +124,10 @@ def check_options(o: dict[str, Any]) -> None:
         raise ConfigError("--switch-cost only applies with --switch: drop it or add a switch")
 
 
-def check_outputs(o: dict[str, Any], workload: str = "") -> None:
-    """Fail before simulating if an output file cannot be written, has the wrong kind or is
-    named twice (the second write would replace the first)."""
+def check_outputs(o: dict[str, Any], workload: str = "", model: str = "") -> None:
+    """Fail before simulating if an output file cannot be written, has the wrong kind, is
+    named twice (the second write would replace the first) or is an input (the model's
+    config.json, a spec's empirical:FILE)."""
     flags = (
         ("requests_out", "--requests-out"),
         ("timeline_out", "--timeline-out"),
@@ -146,7 +152,22 @@ def check_outputs(o: dict[str, Any], workload: str = "") -> None:
             continue
         if not path.lower().endswith(kinds):
             raise ConfigError(f"{flag} {path}: name it {' or '.join('*' + k for k in kinds)}")
-        check_output(path, flag)  # writable now, not after the simulation
+        check_output(path, flag, _inputs(workload, model))  # writable now, not after the run
+
+
+def _inputs(workload: str, model: str) -> dict[str, str]:
+    """{flag: path} of the files the run reads besides a trace --workload: the --model's
+    config.json (a path, not a catalog name) and a synthetic spec's isl / osl empirical:FILE."""
+    files = {f"--workload {k}=empirical:": v for k, v in _EMPIRICAL.findall(workload)}
+    if model and os.path.isdir(model):
+        files["--model"] = os.path.join(model, "config.json")
+    elif model and os.path.isfile(model):
+        files["--model"] = model
+    return files
+
+
+# a synthetic spec's 'isl=empirical:FILE' / 'osl=empirical:FILE' (FILE up to the next ',')
+_EMPIRICAL = re.compile(r"\b(isl|osl)=empirical:([^,]+)")
 
 
 def preemption_note(engine: str, preemption: str) -> None:

@@ -57,7 +57,8 @@ def calibrate_cmd(
     names = _check_options(params, method, maxiter)
     _check_paths(measured, None)
     if out:
-        check_output(out, "--out", {"--measured": measured})
+        # --out may be the --efficiency-file: the fit is merged into it (write_overlay)
+        check_output(out, "--out", {"--measured": measured}, may_replace="--efficiency-file")
     items = list(read_measured(measured))
     eng = _engine(engine, items, measured)
     setup = cal.FitSetup(names, method)

@@ -57,7 +57,7 @@ def _run(model: str, gpu: str, deployment: str, workload: str, o: dict[str, Any]
     )  # fmt: skip
     for text in cluster.warnings:
         warn(text)
-    check_outputs(o, workload)
+    check_outputs(o, workload, model)
     preemption_note(o["engine"], o["preemption"])
     trace = {k: o[k] for k in ("fmt", "mapping", "skip_bad", "rate", "clients")}
     wl, arrivals = workload_of(workload, o["duration"], trace, o["seed"] or 0)

@@ -155,7 +155,7 @@ def synth(
             "(poisson 1, fixed 0): add --arrival gamma"
         )
     output_format(out)  # an unsupported extension is refused before any work
-    check_output(out, "--out")
+    check_output(out, "--out", _empirical_files(inp, outp))
     kw = dict(n=n, duration_s=duration, rate=rate, arrival=arrival, cv=1.0 if cv is None else cv)
     kw.update(input=inp, output=outp, rate_curve=curve, seed=seed)
     w = flag_named(lambda: synthesize(**kw), inp, outp)  # type: ignore[arg-type]
@@ -169,6 +169,13 @@ def synth(
         con.print(f"wrote {len(w):,} -> {out}")
 
     emit(s, as_json, render)
+
+
+def _empirical_files(inp: str, outp: str) -> dict[str, str]:
+    """{flag: FILE} of the traces --input / --output 'empirical:FILE' resample: --out must not
+    replace one (synthesize reads it first, so the write would destroy it)."""
+    specs = (("--input", inp), ("--output", outp))
+    return {flag: v.partition(":")[2] for flag, v in specs if v.startswith("empirical:")}
 
 
 def convert(

@@ -97,6 +97,11 @@ def _pool(part: str, text: str, typed: str) -> Pool:
     """One pool: 'NP:layout' / 'ND:layout' / '[agg:]layout[xN]', then an optional '@gpu'.
     `part` is lower-cased; `typed` is the same pool as the user spelt it (for messages)."""
     body, at, gpu = part.partition("@")
+    if "@" in gpu:  # 'tp4@h100@h200': one GPU per pool ('expected a GPU name' misled)
+        raise ConfigError(
+            f"pool {typed!r} in deployment {text!r}: one '@GPU' per pool; a pool on other "
+            "GPUs is its own pool ('1P:tp4@h100+1P:tp4@h200+...')"
+        )
     if at and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", gpu):
         raise ConfigError(f"pool {typed!r} in deployment {text!r}: expected a GPU name after '@'")
     _refuse_xpyd(body, text)
