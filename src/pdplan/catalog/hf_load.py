@@ -22,7 +22,14 @@ def load_config_dict(path: str | Path) -> dict[str, Any]:
         p = p / "config.json"
     try:
         text = p.read_text(encoding="utf-8-sig")  # -sig: a leading BOM (Windows editors) is skipped
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:  # byte offset -> line: the one to look at
+        line = p.read_bytes()[: e.start].count(b"\n") + 1
+        raise InputError(
+            "not UTF-8 text: a config.json is UTF-8 JSON; re-save it as UTF-8",
+            path=str(p),
+            line=line,
+        ) from e
+    except OSError as e:
         raise InputError(f"cannot read config: {e.__class__.__name__}: {e}", path=str(p)) from e
     try:
         data = json.loads(text)

@@ -105,7 +105,10 @@ def parse_spec(text: str) -> SpecDecode | None:
         raise ConfigError(
             f"speculative decoding {text!r}: acceptance {m.group(3)!r} is not a number"
         ) from None
-    return SpecDecode(m.group(1), int(m.group(2)), acc)
+    try:
+        return SpecDecode(m.group(1), int(m.group(2)), acc)
+    except ConfigError as e:  # say which text was refused: 'mtp:0' -> draft tokens 0
+        raise ConfigError(f"speculative decoding {text!r}: {e}") from None
 
 
 class SpecCostModel(CostModel):
