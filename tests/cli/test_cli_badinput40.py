@@ -36,17 +36,32 @@ def _refused(rc: int, out: str, err: str, flag: str, input_flag: str) -> None:
     assert "Traceback" not in err
 
 
-def test_calibrate_out_never_replaces_the_gpu_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("root_flag", "name", "text", "cmd", "out_flag"),
+    [
+        ("--gpu-file", "gpus.yaml", "mygpu:\n  base: h100-sxm\n",
+         ("calibrate", "--params", "mem_eta"), "--out"),
+        ("--efficiency-file", "eff.yaml", "engines: {vllm: {mem_eta: 0.7}}\n",
+         ("accuracy",), "--rows"),
+    ],
+)  # fmt: skip
+def test_an_output_never_replaces_a_root_input(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    root_flag: str,
+    name: str,
+    text: str,
+    cmd: tuple[str, ...],
+    out_flag: str,
 ) -> None:
-    gpus = tmp_path / "gpus.yaml"
-    text = "mygpu:\n  base: h100-sxm\n"
-    gpus.write_text(text)
-    measured = _measured(tmp_path)
-    args = ("--measured", measured, "--params", "mem_eta", "--out", gpus)
-    rc, out, err = _run(capsys, "--gpu-file", gpus, "calibrate", *args)
-    _refused(rc, out, err, "--out", "--gpu-file")
-    assert gpus.read_text() == text
+    # calibrate --out onto the --gpu-file, accuracy --rows onto the --efficiency-file: refused
+    # before any work, the input left as it was
+    f = tmp_path / name
+    f.write_text(text)
+    args = (*cmd, "--measured", _measured(tmp_path), out_flag, f)
+    rc, out, err = _run(capsys, root_flag, f, *args)
+    _refused(rc, out, err, out_flag, root_flag)
+    assert f.read_text() == text
 
 
 def test_calibrate_out_still_merges_into_the_efficiency_file(
@@ -58,18 +73,6 @@ def test_calibrate_out_still_merges_into_the_efficiency_file(
     rc, _, err = _run(capsys, "--efficiency-file", overlay, "calibrate", *args, "--no-holdout")
     assert rc == 0, err
     assert "sglang" in overlay.read_text() and "vllm" in overlay.read_text()  # merged
-
-
-def test_accuracy_rows_never_replace_the_efficiency_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    overlay = tmp_path / "eff.yaml"
-    text = "engines: {vllm: {mem_eta: 0.7}}\n"
-    overlay.write_text(text)
-    args = ("--measured", _measured(tmp_path), "--rows", overlay)
-    rc, out, err = _run(capsys, "--efficiency-file", overlay, "accuracy", *args)
-    _refused(rc, out, err, "--rows", "--efficiency-file")
-    assert overlay.read_text() == text
 
 
 @pytest.mark.skipif(not QWEN3_8B.is_file(), reason="no shared/data/reference checkout")
