@@ -96,6 +96,7 @@ if TYPE_CHECKING:
         _kink: int
         samples: array[float]
         _plain: bool
+        poll_due: bool
         _lazy: bool
         _special: bool
         exact: bool

@@ -50,7 +50,8 @@ class Instance(
         "gate_ranks gate_tokens heap holds idx "
         "in_run inbox inflight itl_put join_stall jq kv_full kv_used layerwise loop model "
         "next_role "
-        "offline outstanding poll_K pq prefilling ready recv role run_a run_c run_fresh run_n "
+        "offline outstanding poll_K poll_due pq prefilling ready recv role "
+        "run_a run_c run_fresh run_n "
         "running samples "
         "seq sim spec st stall swap_s swapped tK tracer ver fit wins ".split()
     )
@@ -72,6 +73,7 @@ class Instance(
         self.gate = spec.ctx_gate  # TensorRT-LLM context gate (sim.gate), or None
         self.holds = self.recv > 1 or self.gate is not None  # arrivals wait in the inbox
         self.poll_K = 0  # decode step count K at the last take-in (PollMixin)
+        self.poll_due = False  # an idle instance's poll is due at this instant (_poll_soon)
         self.gate_K, self.gate_tokens = -1, 0  # the gate's early opening step, waiting tokens
         self.gate_ranks: set[int] = set()  # DP ranks holding a waiting prompt
         self.jq: deque[int] = deque()  # waiting for KV admission (disagg decode, swapped out)

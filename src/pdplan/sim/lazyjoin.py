@@ -5,6 +5,7 @@ from __future__ import annotations
 from heapq import heappush
 
 from pdplan.sim._hosts import InstanceHost
+from pdplan.sim.kernel import PRIO_ARRIVAL
 from pdplan.sim.steps import steps_within
 
 __all__ = ["LazyJoinMixin"]
@@ -45,8 +46,10 @@ class LazyJoinMixin(InstanceHost):
         the class docstring's conditions allow, else through kick() and an event)."""
         self.inflight -= 1
         self.ready.append(rid)
+        if not self.busy:
+            return self._poll_soon()
         # _lazy: a decode instance, not exact, draining or offline, lazy joins on (set_flags)
-        if not (self.busy and self.in_run and self._lazy) or self.jq or self.pq:
+        if not (self.in_run and self._lazy) or self.jq or self.pq:
             return self.kick()
         now, b, tK = self.loop.now, self.B, self.tK
         new_b = b + len(self.ready)
@@ -80,3 +83,21 @@ class LazyJoinMixin(InstanceHost):
             self._join_ready()
         self._start_run()
         return None
+
+    def _poll_soon(self) -> None:
+        """An idle instance's next poll, later at this instant: every KV delivery that lands
+        now joins its first step. Transfers of equal prompts from one prefill batch, sharing
+        a link fairly, end at one instant, and an engine's scheduler polls its KV connector
+        once per loop (vLLM get_finished, SGLang's decode transfer queue), seeing them all;
+        starting on the first alone would put the others a whole step later. After the
+        network's completions at this instant (PRIO_NETWORK < PRIO_ARRIVAL)."""
+        if self.offline or self.poll_due:
+            return
+        self.poll_due = True
+        heappush(self.heap, (self.loop.now, PRIO_ARRIVAL, next(self.seq), self._poll_now, 0))
+
+    def _poll_now(self, _: int) -> None:
+        self.poll_due = False
+        if not (self.busy or self.offline):
+            self.tK = self.loop.now
+            self._decide()
