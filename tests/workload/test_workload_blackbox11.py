@@ -131,10 +131,10 @@ def test_synth_clipping_is_a_readable_warning(
 ) -> None:
     out_file = tmp_path / "c.jsonl"
     argv = ["workload", "synth", "-n", "1000", "--input", "lognormal:2000:0.8:100"]
-    rc, out, _ = _run(capsys, *argv, "-o", str(out_file))
+    rc, out, err = _run(capsys, *argv, "-o", str(out_file))
     assert rc == 0 and "{'input'" not in out
-    assert "clipped 1,000 of 1,000 input lengths at 100 tokens" in out
-    assert "their mean is 100, not 2,000" in out
+    assert "clipped 1,000 of 1,000 input lengths at 100 tokens" in err  # a warning: stderr
+    assert "their mean is 100, not 2,000" in err
     rc, out, _ = _run(capsys, *argv, "-o", str(out_file), "--json")
     d = json.loads(out)
     assert d["clipped"] == {"input": 1000, "output": 0}

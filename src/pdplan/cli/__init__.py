@@ -159,19 +159,31 @@ def main(argv: list[str] | None = None) -> int:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         return int(code or 0)
     except Exception as exc:  # the CLI never shows a bare traceback
-        usage = _usage_error(exc)
-        if usage is not None:
-            if usage[0]:
-                print(usage[0], file=sys.stderr)
-            return usage[1]
-        if os.environ.get("PDPLAN_DEBUG"):
-            raise
-        print(
-            f"internal error: {type(exc).__name__}: {exc} (PDPLAN_DEBUG=1 shows the traceback)",
-            file=sys.stderr,
-        )
-        return 1
+        return _unexpected(exc)
     return rc if isinstance(rc, int) else 0
+
+
+def _unexpected(exc: Exception) -> int:
+    """An exception no command turned into a PdplanError: a usage error (its own exit code),
+    a file the system refused by name (a name over 255 bytes: ENAMETOOLONG, raised by
+    Path.exists / is_file, which pass over ENOENT only), else an internal error (exit 1)."""
+    usage = _usage_error(exc)
+    if usage is not None:
+        if usage[0]:
+            print(usage[0], file=sys.stderr)
+        return usage[1]
+    if os.environ.get("PDPLAN_DEBUG"):
+        raise exc
+    if isinstance(exc, OSError) and isinstance(exc.filename, str):
+        name = exc.filename
+        shown = name if len(name) <= 80 else f"{name[:40]}...{name[-20:]} ({len(name):,} chars)"
+        print(f"error: {shown}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(
+        f"internal error: {type(exc).__name__}: {exc} (PDPLAN_DEBUG=1 shows the traceback)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":

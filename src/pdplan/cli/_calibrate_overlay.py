@@ -4,17 +4,35 @@
 from __future__ import annotations
 
 import datetime
+import os
+from pathlib import Path
 from typing import Any
 
 from pdplan.cli._paths import replaced_on_success
-from pdplan.errors import InputError
+from pdplan.errors import ConfigError, InputError
 
-__all__ = ["merged_overlay", "write_overlay"]
+__all__ = ["check_replace", "merged_overlay", "write_overlay"]
 
 # The commands that predict as each --method fitted: factors fitted to the simulator describe
 # it, not the steady-state estimate (a sim fit on 20 vLLM H100 rows doubled their median
 # estimate TPOT error, 6.1 -> 12.0 %)
 _USE = {"estimate": "estimate", "sim": "simulate"}
+
+
+def check_replace(path: str, base: str | None, force: bool) -> None:
+    """Refuse, unless `force`, an --out that names a non-empty file other than `base` (the
+    root's --efficiency-file, which the fit is merged into): the fit is written over it
+    whole, so the engines' and GPUs' blocks it held (an earlier fit's) would be lost."""
+    out = Path(path)
+    if force or not out.is_file() or out.stat().st_size == 0:
+        return
+    if base and Path(base).is_file() and os.path.samefile(out, base):
+        return
+    raise ConfigError(
+        f"--out {path} exists: writing the fit over it would lose what it holds; merge the "
+        f"fit into it (pdplan --efficiency-file {path} calibrate ...), or add --force to "
+        "replace it"
+    )
 
 
 def merged_overlay(

@@ -124,6 +124,21 @@ EMPTY_HINTS: dict[str, str] = {
     "--model": "a model name or config.json, or leave it out for the default",
     "--gpu": "a GPU name, or leave it out for the default",
     "--engine": "vllm, sglang or trtllm, or leave it out for the default",
+    "--layout": "a layout such as tp4 or tp8-ep8, or leave it out for the default",
+    "--prefill-layout": "a layout such as tp4 or tp8-ep8, or leave it out for the default",
+    "--decode-layout": "a layout such as tp4 or tp8-ep8, or leave it out for the default",
+    "--workload": "a trace file or a spec such as poisson:rate=2,n=100",
+    "--measured": "the path of a CSV in measured_serving.csv format",
+    "FILE": "a trace file (or a metrics URL)",
+    "SRC": "a trace file",
+    "DST": "a file name (.jsonl, .csv, .parquet; .jsonl.gz / .csv.gz)",
+    # an empty output name wrote nothing and exited 0
+    "--out": "a file name",
+    "--rows": "a file name, or leave it out to write none",
+    "--plot": "a file name, or leave it out to draw none",
+    "--requests-out": "a file name, or leave it out to write none",
+    "--timeline-out": "a file name, or leave it out to write none",
+    "--chrome-trace": "a file name, or leave it out to write none",
 }
 
 

@@ -7,16 +7,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pdplan._text import foreign_digits
 from pdplan.cli._common import warn
 from pdplan.errors import ConfigError
 from pdplan.perf.efficiency import vendor_caveat
 from pdplan.plan.layout_pick import KV_BATCH_CAP, KVNeed, KVSizing
 
-__all__ = ["MAX_TPOT_S", "check_tpot", "instances", "lengths_and_means"]
+__all__ = ["MAX_TPOT_S", "check_tpot", "instances", "lengths_and_means", "parse_rates"]
 
 # Largest --tpot taken as seconds, s: no served LLM streams slower than one token per 10 s
 # (published TPOT targets are 10-200 ms), so a larger value is read as milliseconds by mistake.
 MAX_TPOT_S = 10.0
+# Longest mean --isl / --osl, tokens: int32, the workload's length limit (workload.values
+# INT32_MAX, not imported: `pdplan ratio` does not load the trace stack)
+INT32_MAX = 2**31 - 1
 
 
 def _layout(
@@ -94,6 +98,7 @@ def lengths_and_means(
     (its mean) and, from a trace, the OSL unless --osl is given (then its outputs are not used)."""
     from pdplan.plan.ratio_lengths import lengths_option
 
+    _check_means(isl=isl, osl=osl)
     lens = lengths_option(path, isl_dist, isl)
     if lens is None:
         return None, isl, osl
@@ -101,6 +106,40 @@ def lengths_and_means(
         said = f"; --osl {osl:g} replaces its output lengths (mean {lens.output_mean:.4g})"
         lens = replace(lens, outputs=None, reading=(lens.reading or "") + said)
     return lens, lens.mean, osl if osl is not None else lens.output_mean
+
+
+def parse_rates(text: str | None) -> list[float] | None:
+    """--rates '0.5,1,10' as QPS values (None when not given), each finite and > 0."""
+    if not text:
+        return None
+    odd = foreign_digits(text)
+    if odd:  # float() reads '２' as 2
+        raise ConfigError(f"--rates {text!r}: {odd}")
+    parts = [x.strip() for x in text.replace(";", ",").split(",")]
+    try:
+        if "" in parts:  # '1,,2' or a trailing comma: a value left out
+            raise ValueError
+        rates = [float(x) for x in parts]
+    except ValueError:
+        raise ConfigError(f"--rates {text!r}: expected numbers like 0.5,1,10") from None
+    bad = [x for x in parts if not (float(x) > 0 and math.isfinite(float(x)))]
+    if bad:  # named here, with the option: the sweep's own check says only "rate 0.0"
+        said = "is no positive rate" if len(bad) == 1 else "are no positive rates"
+        raise ConfigError(f"--rates {text!r}: {', '.join(bad)} {said} (QPS > 0)")
+    return rates
+
+
+def _check_means(**means: float | None) -> None:
+    """Refuse a mean --isl / --osl that is not finite or past int32 tokens (the workload's
+    length limit): NaN and inf crashed the context check (int(nan)), 1e300 printed a
+    300-digit request length before its 'does not fit'."""
+    for name, v in means.items():
+        if v is None or (v > 0 and v <= INT32_MAX):
+            continue
+        if not math.isfinite(v):
+            raise ConfigError(f"--{name}={v} must be a finite number of tokens")
+        if v > INT32_MAX:
+            raise ConfigError(f"--{name}={v:g} is over {INT32_MAX:,} tokens")
 
 
 def check_tpot(tpot: float) -> None:

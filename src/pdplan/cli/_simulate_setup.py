@@ -8,6 +8,7 @@ import math
 import re
 from typing import Any
 
+from pdplan._text import foreign_digits
 from pdplan.errors import ConfigError, InputError
 
 __all__ = ["ctx_gates", "finer_sampling", "prefix_caches", "switches"]
@@ -59,6 +60,9 @@ def _switch(spec: str, names: dict[str, int], n: int) -> tuple[float, int, str]:
     def bad(what: str) -> ConfigError:
         return ConfigError(f"--switch {spec!r}: {what}; {_SWITCH_FORM}")
 
+    odd = foreign_digits(spec)
+    if odd:  # float() / int() read '１:p0:decode' as 1 s
+        raise bad(odd)
     parts = [p.strip() for p in spec.strip().lower().split(":")]
     if len(parts) != 3:
         raise bad(f"{len(parts)} part{'s' if len(parts) > 1 else ''}, expected 3")
@@ -69,7 +73,7 @@ def _switch(spec: str, names: dict[str, int], n: int) -> tuple[float, int, str]:
         t = math.nan
     if not (math.isfinite(t) and t >= 0):
         raise bad(f"the time {when!r} must be a number of seconds >= 0")
-    idx = int(who) if who.isdigit() else names.get(who, -1)
+    idx = int(who) if re.fullmatch(r"[0-9]+", who) else names.get(who, -1)
     if not 0 <= idx < n:
         raise bad(f"no instance {who!r} (instances: {', '.join(names)}, or their index 0-{n - 1})")
     if role not in ("prefill", "decode"):
@@ -92,7 +96,7 @@ def prefix_caches(instances: tuple[Any, ...], wl: Any, setting: str) -> tuple[An
             "--prefix-cache needs a trace with prefix block hashes (Mooncake 'hash_ids'); "
             "this workload has none"
         )
-    if setting != "auto" and not (setting.isdigit() and int(setting) > 0):
+    if setting != "auto" and not (re.fullmatch(r"[0-9]+", setting) and int(setting) > 0):
         raise ConfigError(f"--prefix-cache={setting!r}: use off, auto or a number of blocks >= 1")
     pool = {i.name: max(1, i.kv_capacity_tokens // wl.block_tokens) for i in instances}
     if setting != "auto":

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from pdplan._text import foreign_digits
 from pdplan.errors import ConfigError, InputError
 from pdplan.sim import Arrivals
 
@@ -113,6 +114,9 @@ def draws_at_random(spec: str, arrivals: Arrivals) -> bool:
 def _number(spec: str, key: str, text: str) -> float:
     """The value of numeric key `key`, refused unless finite, in range and (n, c) whole."""
     whole, low, inclusive, what = _NUMBERS[key]
+    odd = foreign_digits(text)
+    if odd:  # float() reads 'rate=２' as 2
+        raise InputError(f"workload spec {spec!r}: {key}={text}: {odd}")
     try:
         v, head = float(text), ""
     except ValueError:

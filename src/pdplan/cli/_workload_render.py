@@ -8,9 +8,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pdplan.cli._common import kv_table, num
+from pdplan.cli._common import err_console, kv_table, num, warn
 
-__all__ = ["render_metrics", "render_stats"]
+__all__ = ["render_metrics", "render_stats", "warn_stats"]
 
 
 def _fmt(x: Any, digits: int = 1) -> str:
@@ -96,7 +96,7 @@ def render_stats(s: dict[str, Any], con: Console) -> None:
         cap = "unbounded" if p["lru_blocks"] is None else f"LRU {p['lru_blocks']:,} blocks"
         rows.append(("prefix reuse", f"{p['reuse_ratio']:.3f} of {p['blocks']:,} blocks ({cap})"))
     clipped = s.get("clipped") or {}
-    if any(clipped.values()):  # the warnings below say at what and why
+    if any(clipped.values()):  # the warnings (on stderr) say at what and why
         rows.append(("clipped", ", ".join(f"{n:,} {role}" for role, n in clipped.items())))
     origin = _origin(s)
     if origin:
@@ -108,12 +108,17 @@ def render_stats(s: dict[str, Any], con: Console) -> None:
     con.print(_lengths_table(s))
     if "windows" in s:
         con.print(_windows_table(s))
+
+
+def warn_stats(s: dict[str, Any]) -> None:
+    """The rows skipped (each reason, its examples) and the warnings of `s`, on stderr: stdout
+    holds the tables alone (--json carries them as its `skipped` / `warnings` keys)."""
     for reason, n in (s.get("skipped") or {}).items():
-        con.print(f"skipped {n} row{'' if n == 1 else 's'}: {reason}", style="yellow")
+        warn(f"skipped {n} row{'' if n == 1 else 's'} of {s['source']}: {reason}")
     for ex in s.get("skipped_examples") or []:
-        con.print(f"  e.g. {ex}")
+        err_console.print(f"  e.g. {ex}", highlight=False)
     for msg in s.get("warnings") or []:
-        con.print(f"warning: {msg}", style="yellow")
+        warn(msg)
 
 
 def render_metrics(m: dict[str, Any], con: Console) -> None:

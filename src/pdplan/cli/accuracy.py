@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._common import emit
+from pdplan.cli._common import emit, refuse_empty
 from pdplan.cli._paths import check_output, replaced_on_success
 from pdplan.errors import ConfigError, InputError
 from pdplan.perf.repeats import exact_copies
@@ -46,6 +46,7 @@ def accuracy_cmd(
     """Median and p90 absolute percentage error of TTFT and TPOT, grouped by system/model/engine."""
     from pdplan.plan.accuracy import run_accuracy, simulate_row
 
+    refuse_empty({"--measured": measured, "--rows": rows_out})
     client = _check_options(mode, simulate, client)
     _check_paths(measured, rows_out)
     kw: dict[str, Any] = {"predictor": lambda row: simulate_row(row, client)} if simulate else {}
@@ -61,21 +62,26 @@ def accuracy_cmd(
     rep["duplicates"] = exact_copies(p.row for p in preds)
 
     emit(rep, as_json, lambda con: _render(rep, con))
-    if rep["predicted"] == 0:  # every row skipped: the reasons are above, the run failed
+    if rep["predicted"] == 0:  # every row skipped: the report lists why; the run failed
         raise InputError(_none_predicted(rep, mode), path=measured)
 
 
 def _none_predicted(rep: dict, mode: str | None) -> str:
-    """Why the run failed when no row was predicted; rows --mode left out are not "the only
-    row" (an unreadable line beside disagg rows under --mode agg said so)."""
+    """Why the run failed when no row was predicted, with the first skip reason (the report,
+    on stdout, lists each: "reasons above" named nothing when stdout went to a file or
+    --json); rows --mode left out are not "the only row"."""
     n, left = rep["skipped"], rep["left_out_by_mode"]
+    reasons = rep.get("skipped_reasons") or []
+    why = f"{reasons[0]['reason']} (e.g. {reasons[0]['example']})" if reasons else "see the report"
+    if len(reasons) > 1:
+        why += f"; {len(reasons) - 1} more reason(s) in the report"
     if left:
         return (
-            f"no row could be predicted: {n} skipped (reasons above), {left} not {mode} "
+            f"no row could be predicted: {n} skipped ({why}), {left} not {mode} "
             f"left out by --mode {mode}"
         )
     what = "the only row could not" if n == 1 else f"none of the {n} rows could"
-    return f"{what} be predicted (reasons above)"
+    return f"{what} be predicted: {why}"
 
 
 def _check_options(mode: str | None, simulate: bool, client: str | None) -> str:

@@ -9,9 +9,9 @@ from typing import Any
 
 import typer
 
-from pdplan.cli._calibrate_overlay import write_overlay
+from pdplan.cli._calibrate_overlay import check_replace, write_overlay
 from pdplan.cli._calibrate_render import render, skip_reasons, warnings_of
-from pdplan.cli._common import emit, note, warn
+from pdplan.cli._common import emit, note, refuse_empty, refuse_ignored, warn
 from pdplan.cli._paths import check_output
 from pdplan.errors import ConfigError, InputError
 from pdplan.perf.repeats import exact_copies
@@ -44,6 +44,12 @@ def calibrate_cmd(
         2, "--maxiter", help="Powell sweeps (each: a line search per factor)"
     ),
     out: str | None = typer.Option(None, "--out", help="write the fitted factors to this YAML"),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="let --out replace an existing file (else refused, unless it is "
+        "the --efficiency-file, which the fit is merged into)",
+    ),
     holdout: bool = typer.Option(
         True, "--holdout/--no-holdout", help="leave-one-model-out check (or one GPU out)"
     ),
@@ -54,11 +60,15 @@ def calibrate_cmd(
     from pdplan.perf.measured import read_measured
     from pdplan.plan import calibrate as cal
 
+    refuse_empty({"--measured": measured, "--out": out, "--engine": engine, "--gpu": gpu})
     names = _check_options(params, method, maxiter)
     _check_paths(measured, None)
     if out:
         # --out may be the --efficiency-file: the fit is merged into it (write_overlay)
         check_output(out, "--out", {"--measured": measured}, may_replace="--efficiency-file")
+        check_replace(out, ctx.find_root().params.get("efficiency_file"), force)
+    elif force:
+        refuse_ignored({"--force": force}, "with --out")
     items = list(read_measured(measured))
     eng = _engine(engine, items, measured)
     setup = cal.FitSetup(names, method)

@@ -82,8 +82,9 @@ def estimate_cmd(
     from pdplan.perf.spec_decode import parse_spec
 
     refuse_empty(
-        {"--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype, "--spec-decode": spec_decode}
-    )
+        {"--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype, "--spec-decode": spec_decode,
+         "--layout": layout, "--prefill-layout": prefill_layout, "--decode-layout": decode_layout}
+    )  # fmt: skip
     if mode not in ("agg", "disagg"):
         raise ConfigError(f"--mode must be agg or disagg, not {mode!r}")
     disagg = mode == "disagg"

@@ -10,7 +10,15 @@ import typer
 from rich.console import Console
 
 from pdplan._text import count
-from pdplan.cli._common import context_warning, emit, kv_dtype_arg, kv_table, num, shape_warning
+from pdplan.cli._common import (
+    context_warning,
+    emit,
+    kv_dtype_arg,
+    kv_table,
+    num,
+    refuse_empty,
+    shape_warning,
+)
 from pdplan.errors import ConfigError
 
 __all__ = ["register"]
@@ -48,6 +56,8 @@ def kv_cmd(
     from pdplan.catalog.models import get_model
     from pdplan.perf.kv_transfer import kv_transfer, seed_kv_example
 
+    refuse_empty({"--gpu": gpu, "--prefill-layout": prefill_layout,
+                  "--decode-layout": decode_layout})  # fmt: skip
     if link_gbps is not None and not 0 < link_gbps < math.inf:  # nan fails both comparisons
         raise ConfigError(f"--link-gbps={link_gbps} must be a finite line rate > 0 Gb/s")
     spec = get_model(model)

@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from pdplan._text import count
-from pdplan.cli._common import context_warning, emit, shape_warning
+from pdplan.cli._common import context_warning, emit, refuse_empty, shape_warning
 from pdplan.errors import ConfigError
 
 from ._parallel_render import render as _render
@@ -200,6 +200,7 @@ def parallel_cmd(
     from pdplan.catalog.models import get_model
     from pdplan.parallel import Layout, require_valid
 
+    refuse_empty({"--layout": layout})
     spec, g = get_model(model), get_gpu(gpu)
     shape_warning(spec)
     # without --gpus, a --layout sizes the instance: listing a node's layouts (and the seed

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from pdplan.cli._common import (
 from pdplan.errors import ConfigError
 from pdplan.plan.layout_pick import DEFAULT_LAYOUT, KV_BATCH_CAP
 
-from ._ratio_setup import check_tpot, lengths_and_means
+from ._ratio_setup import check_tpot, lengths_and_means, parse_rates
 from ._ratio_setup import instances as _instances
 
 __all__ = ["register"]
@@ -42,23 +41,6 @@ DEFAULT_RHO = 0.7  # target utilisation of each pool, fraction (seed s6: keep rh
 
 
 INFEASIBLE_EXIT = 3  # exit status of `pdplan ratio` when no decode batch meets the TPOT target
-
-
-def _rates(text: str | None) -> list[float] | None:
-    if not text:
-        return None
-    parts = [x.strip() for x in text.replace(";", ",").split(",")]
-    try:
-        if "" in parts:  # '1,,2' or a trailing comma: a value left out
-            raise ValueError
-        rates = [float(x) for x in parts]
-    except ValueError:
-        raise ConfigError(f"--rates {text!r}: expected numbers like 0.5,1,10") from None
-    bad = [x for x in parts if not (float(x) > 0 and math.isfinite(float(x)))]
-    if bad:  # named here, with the option: the sweep's own check says only "rate 0.0"
-        said = "is no positive rate" if len(bad) == 1 else "are no positive rates"
-        raise ConfigError(f"--rates {text!r}: {', '.join(bad)} {said} (QPS > 0)")
-    return rates
 
 
 def _numbers_mode(
@@ -242,7 +224,8 @@ def ratio_cmd(
 ) -> None:
     """N_p : N_d = (Tin/P) : (Tout/D), from numbers or from the cost model (default)."""
     refuse_empty({"--model": model, "--gpu": gpu, "--engine": engine, "--kv-dtype": kv_dtype,
-                  "--spec-decode": spec_decode, "--rates": rates})  # fmt: skip
+                  "--spec-decode": spec_decode, "--rates": rates, "--prefill-layout":
+                  prefill_layout, "--decode-layout": decode_layout})  # fmt: skip
     lens, isl, osl = lengths_and_means(lengths, isl_dist, isl, osl)
     rho = DEFAULT_RHO if rho_opt is None else rho_opt
     if (prefill_tps is None) != (decode_tps is None):
@@ -266,7 +249,7 @@ def ratio_cmd(
             "engine": engine or DEFAULT_ENGINE, "prefill_layout": prefill_layout,
             "decode_layout": decode_layout, "isl": SEED_ISL if isl is None else isl,
             "osl": SEED_OSL if osl is None else osl, "rho": rho, "qps": qps,
-            "tpot": DEFAULT_TPOT_S if tpot is None else tpot, "rates": _rates(rates),
+            "tpot": DEFAULT_TPOT_S if tpot is None else tpot, "rates": parse_rates(rates),
             "kv_dtype": kv_dtype, "spec_decode": spec_decode,
             "mem_fraction": mem_fraction}  # fmt: skip
     if importlib.util.find_spec("pdplan.perf.costmodel") is None:

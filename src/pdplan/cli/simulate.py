@@ -328,7 +328,9 @@ def register(app: typer.Typer) -> None:
             "adp_balance": adp_balance, "batch_wait": batch_wait, "mem_fraction": mem_fraction,
         }  # fmt: skip
         refuse_empty(
-            {"--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype, "--spec-decode": spec_decode}
-        )
+            {"--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype, "--spec-decode": spec_decode,
+             "--workload": workload, "--requests-out": requests_out,
+             "--timeline-out": timeline_out, "--chrome-trace": trace_out}
+        )  # fmt: skip
         check_options(opts)
         _run(model, gpu, deployment, workload, opts)

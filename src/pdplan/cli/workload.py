@@ -7,10 +7,10 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from pdplan.cli._common import emit, kv_table
+from pdplan.cli._common import emit, kv_table, refuse_empty, warn
 from pdplan.cli._paths import check_output, replaced_on_success
 from pdplan.cli._synth_flags import flag_named
-from pdplan.cli._workload_render import render_metrics, render_stats
+from pdplan.cli._workload_render import render_metrics, render_stats, warn_stats
 from pdplan.errors import ConfigError, InputError
 from pdplan.workload import (
     metrics_summary,
@@ -58,6 +58,7 @@ def inspect(
     ),
 ) -> None:
     """Statistics of a trace: rate, burstiness, length percentiles, prefix reuse, drift."""
+    refuse_empty({"FILE": file, "--plot": plot})
     is_url = file.startswith(("http://", "https://"))
     if fmt == "prometheus" or (fmt is None and not mapping and (is_url or _is_prom(file))):
         given = {"--map": mapping, "--skip-bad": skip_bad, "--window": window}
@@ -80,6 +81,8 @@ def inspect(
         _write_plot(w, plot, window_s)
         s["plot"] = plot
     emit(s, as_json, lambda con: render_stats(s, con))
+    if not as_json:
+        warn_stats(s)
 
 
 def _write_plot(w: Any, path: str, window_s: float | None) -> None:
@@ -143,6 +146,7 @@ def synth(
     as_json: bool = typer.Option(False, "--json", help="print the stats as JSON"),
 ) -> None:
     """Write a synthetic trace (deterministic for a given seed)."""
+    refuse_empty({"--out": out})
     if (n is None) == (duration is None):  # synthesize's own error names its parameters
         given = "both" if n is not None else "neither"
         raise ConfigError(
@@ -169,6 +173,8 @@ def synth(
         con.print(f"wrote {len(w):,} -> {out}")
 
     emit(s, as_json, render)
+    if not as_json:
+        warn_stats(s)
 
 
 def _empirical_files(inp: str, outp: str) -> dict[str, str]:
@@ -189,11 +195,13 @@ def convert(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Convert a trace to pdplan's layout (Mooncake column names, times in ms)."""
+    refuse_empty({"SRC": src, "DST": dst})
     output_format(dst)  # refused before the (maybe large) trace is read
     check_output(dst, "DST", {"SRC": src})
     w = read_workload(src, fmt=fmt, mapping=mapping, skip_bad=skip_bad)
     kind = _write_trace(w, dst)
     notes = w.meta.get("warnings")
+    warnings = [*(notes if isinstance(notes, list) else []), *_block_note(w, kind)]
     res = {
         "source": src,
         "written": dst,
@@ -201,10 +209,13 @@ def convert(
         "requests": len(w),
         "skipped_total": w.meta.get("skipped_total", 0),
         "skipped": w.meta.get("skipped", {}),
-        "warnings": [*(notes if isinstance(notes, list) else []), *_block_note(w, kind)],
+        "warnings": warnings,
     }
-    rows = [(k, v) for k, v in res.items() if v not in ({}, [])]
+    rows = [(k, v) for k, v in res.items() if v not in ({}, []) and k != "warnings"]
     emit(res, as_json, lambda con: con.print(kv_table("convert", rows)))
+    if not as_json:  # on stderr: stdout holds the table alone
+        for msg in warnings:
+            warn(msg)
 
 
 def _block_note(w: Any, kind: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pdplan._text import gpus
+from pdplan._text import foreign_digits, gpus
 from pdplan.errors import ConfigError
 
 __all__ = ["Layout"]
@@ -93,6 +93,9 @@ class Layout:
         s = text.strip().lower()
         if not s:
             raise ConfigError("empty layout; expected e.g. 'tp4', 'tp8-pp2', 'dp8-ep8'")
+        odd = foreign_digits(text)
+        if odd:  # '\d' and int() read 'tp４' as tp4
+            raise ConfigError(f"layout {text!r}: {odd}")
         kw: dict[str, int | bool] = {}
         for tok in re.split(r"[\s,\-_x]+", s):
             if not tok:

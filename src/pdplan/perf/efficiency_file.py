@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from pdplan._text import foreign_digits
 from pdplan.catalog.gpus import get_gpu
 from pdplan.errors import ConfigError, InputError, PdplanError
 from pdplan.perf.efficiency import Efficiency, canonical_engine
@@ -51,8 +52,8 @@ def _value(where: str, name: str, value: Any) -> float | bool:
             raise ConfigError(f"{where}{name}: must be true or false, not {value!r}")
         return value
     try:  # a string too: YAML 1.1 (PyYAML) reads 2e-6, without a '.', as text
-        if isinstance(value, bool):
-            raise ValueError
+        if isinstance(value, bool) or (isinstance(value, str) and foreign_digits(value)):
+            raise ValueError  # float() reads '０.５' as 0.5
         v = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{where}{name}: must be a number, not {value!r}") from None

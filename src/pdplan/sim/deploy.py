@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from pdplan._text import foreign_digits
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.perf.step import StepModel
@@ -51,6 +52,9 @@ def parse_deployment(text: str) -> list[Pool]:
     s = text.strip().lower()
     if not s:
         raise ConfigError("empty deployment; expected e.g. 'tp4x2' or '4P:tp4+8D:tp8'")
+    odd = foreign_digits(text)
+    if odd:  # '\d' and int() read '４P:tp4' as 4 prefill instances
+        raise ConfigError(f"deployment {text!r}: {odd}")
     _refuse_comma(text)
     parts = [p.strip() for p in re.split(r"[+,]", s)]
     for p in parts:

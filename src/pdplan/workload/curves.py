@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from pdplan._text import foreign_digits
 from pdplan.errors import InputError
 from pdplan.workload.values import parse_duration
 
@@ -69,6 +70,9 @@ def parse_rate_curve(text: str | None) -> RateCurve | None:
     which flag, nor which part of it)."""
     if not text:
         return None
+    odd = foreign_digits(text)
+    if odd:  # float() read 'diurnal:24h:０.5' as amplitude 0.5
+        raise InputError(f"--curve {text!r}: {odd}")
     kind, _, rest = text.partition(":")
     try:
         curve = _curve(kind.strip().lower(), rest)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pdplan._text import foreign_digits
 from pdplan.errors import InputError
 from pdplan.workload.values import INT32_MAX
 
@@ -66,6 +67,11 @@ def parse_length_spec(text: str | int | LengthSpec) -> LengthSpec:
     """'512' | 'fixed:512' | 'uniform:100:2000' | 'lognormal:MEAN:SIGMA[:MAX]'."""
     if isinstance(text, LengthSpec):
         return text
+    if str(text).strip() == "empirical:":  # 'numbers expected after the kind' misled
+        raise InputError(f"bad length spec {text!r}: name the trace after it: empirical:FILE")
+    odd = foreign_digits(str(text))
+    if odd and not str(text).startswith("empirical:"):  # float() read 'uniform:１:５' as 1..5
+        raise InputError(f"bad length spec {text!r}: {odd}")
     parts = str(text).strip().split(":")
     kind, args = (parts[0], parts[1:]) if not parts[0].isdigit() else ("fixed", parts)
     try:

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from pdplan._text import foreign_digits
 from pdplan.errors import InputError
 
 __all__ = [
@@ -46,6 +47,9 @@ class BadValue(ValueError):
 
 def parse_duration(text: str) -> float:
     """'15m' -> 900.0, '1h' -> 3600.0, '90s' -> 90.0, '300' -> 300.0 (plain number = seconds)."""
+    odd = foreign_digits(str(text))
+    if odd:  # '\d' and float() read '１h' as an hour
+        raise InputError(f"bad duration {text!r}: {odd}")
     m = _DURATION.match(str(text))
     if not m:
         raise InputError(f"bad duration {text!r}: use e.g. 90s, 15m, 1h, 1d or plain seconds")
