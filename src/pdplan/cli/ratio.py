@@ -177,8 +177,16 @@ def _sweep_table(sweep: dict[str, Any]) -> Table:
 
 
 def ratio_cmd(
-    isl: float | None = typer.Option(None, "--isl", help="mean prompt tokens (Tin)"),
-    osl: float | None = typer.Option(None, "--osl", help="mean output tokens (Tout)"),
+    isl: float | None = typer.Option(
+        None,
+        "--isl",
+        help="mean prompt tokens (Tin); from the model: default 4000, the seed's example",
+    ),
+    osl: float | None = typer.Option(
+        None,
+        "--osl",
+        help="mean output tokens (Tout); from the model: default 500, the seed's example",
+    ),
     prefill_tps: float | None = typer.Option(None, "--prefill-tps", help="P, tok/s per GPU"),
     decode_tps: float | None = typer.Option(None, "--decode-tps", help="D, tok/s per GPU"),
     rho_opt: float | None = typer.Option(
