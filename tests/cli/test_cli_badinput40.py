@@ -10,20 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.cli.helpers import run_cli
 from tests.plan._synth39 import write_synthetic
-
-from pdplan.cli import main
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "data" / "reference" / "hf_configs"
 QWEN3_8B = REF / "Qwen--Qwen3-8B_config.json"  # a real config.json, copied into tmp
 SIM = ("simulate", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--deployment", "tp1")
 LOAD = "poisson:rate=2,n=5,isl=16,osl=4"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    rc = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _measured(tmp: Path) -> Path:
@@ -59,7 +52,7 @@ def test_an_output_never_replaces_a_root_input(
     f = tmp_path / name
     f.write_text(text)
     args = (*cmd, "--measured", _measured(tmp_path), out_flag, f)
-    rc, out, err = _run(capsys, root_flag, f, *args)
+    rc, out, err = run_cli(capsys, root_flag, f, *args)
     _refused(rc, out, err, out_flag, root_flag)
     assert f.read_text() == text
 
@@ -70,7 +63,7 @@ def test_calibrate_out_still_merges_into_the_efficiency_file(
     overlay = tmp_path / "eff.yaml"
     overlay.write_text("engines: {sglang: {mem_eta: 0.7}}\n")
     args = ("--measured", _measured(tmp_path), "--params", "mem_eta", "--out", overlay)
-    rc, _, err = _run(capsys, "--efficiency-file", overlay, "calibrate", *args, "--no-holdout")
+    rc, _, err = run_cli(capsys, "--efficiency-file", overlay, "calibrate", *args, "--no-holdout")
     assert rc == 0, err
     assert "sglang" in overlay.read_text() and "vllm" in overlay.read_text()  # merged
 
@@ -85,7 +78,7 @@ def test_simulate_chrome_trace_never_replaces_the_model_config(
     before = config.read_text()
     model = tmp_path if as_folder else config
     sim = ("simulate", "--model", model, *SIM[3:], "--workload", LOAD)
-    rc, out, err = _run(capsys, *sim, "--chrome-trace", config)
+    rc, out, err = run_cli(capsys, *sim, "--chrome-trace", config)
     _refused(rc, out, err, "--chrome-trace", "--model")
     assert config.read_text() == before
     json.loads(before)  # still the config it was
@@ -98,7 +91,7 @@ def test_simulate_requests_out_never_replaces_an_empirical_source(
     text = "input_length,output_length\n10,5\n20,6\n"
     trace.write_text(text)
     load = f"poisson:rate=2,n=5,isl=empirical:{trace},osl=4"
-    rc, out, err = _run(capsys, *SIM, "--workload", load, "--requests-out", trace)
+    rc, out, err = run_cli(capsys, *SIM, "--workload", load, "--requests-out", trace)
     _refused(rc, out, err, "--requests-out", "--workload isl=empirical:")
     assert trace.read_text() == text
 
@@ -113,7 +106,7 @@ def test_simulate_requests_out_never_replaces_an_empirical_source(
 def test_an_infinite_slo_is_refused_as_not_finite(
     capsys: pytest.CaptureFixture[str], args: tuple[str, ...], said: str
 ) -> None:
-    rc, out, err = _run(capsys, *SIM, "--workload", LOAD, *args)
+    rc, out, err = run_cli(capsys, *SIM, "--workload", LOAD, *args)
     assert rc != 0 and out == ""
     assert err.startswith(said) and "did you mean" not in err, err
 
@@ -121,20 +114,20 @@ def test_an_infinite_slo_is_refused_as_not_finite(
 def test_an_infinite_ratio_tpot_is_refused_as_not_finite(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    rc, out, err = _run(capsys, "ratio", "-m", "qwen3-8b", "-g", "h100-sxm", "--tpot", "inf")
+    rc, out, err = run_cli(capsys, "ratio", "-m", "qwen3-8b", "-g", "h100-sxm", "--tpot", "inf")
     assert rc != 0 and out == ""
     assert err.startswith("error: --tpot=inf must be a finite number of seconds"), err
 
 
 @pytest.mark.parametrize("model", ["", "  "])
 def test_an_empty_model_is_named_as_empty(capsys: pytest.CaptureFixture[str], model: str) -> None:
-    rc, out, err = _run(capsys, "simulate", "--model", model, *SIM[3:], "--workload", LOAD)
+    rc, out, err = run_cli(capsys, "simulate", "--model", model, *SIM[3:], "--workload", LOAD)
     assert rc != 0 and out == ""
     assert err.startswith("error: empty model name"), err
 
 
 def test_a_pool_with_two_gpus_says_one_per_pool(capsys: pytest.CaptureFixture[str]) -> None:
     dep = "1P:tp1@h100@h200+1D:tp1"
-    rc, out, err = _run(capsys, *SIM[:5], "--deployment", dep, "--workload", LOAD)
+    rc, out, err = run_cli(capsys, *SIM[:5], "--deployment", dep, "--workload", LOAD)
     assert rc != 0 and out == ""
     assert "one '@GPU' per pool" in err and "expected a GPU name" not in err, err

@@ -9,20 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.cli.helpers import run_cli
 from tests.plan._synth39 import write_synthetic
-
-from pdplan.cli import main
 
 SIM = ("simulate", "--model", "qwen3-8b", "--gpu", "h100-sxm")
 LOAD = "poisson:rate=2,n=5,isl=16,osl=4"
 # out of order, plus one row with a bad timestamp: a skip and a warning under --skip-bad
 TRACE = "timestamp,input_length,output_length\n5,10,5\n1,4,2\n2,20,3\nx,1,1\n"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    rc = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.mark.parametrize(
@@ -61,14 +54,16 @@ def test_a_digit_other_than_0_to_9_is_refused_by_name(
 ) -> None:
     # int() / float() read them: 'tp４' ran as tp4, 'rate=２' as 2 req/s
     monkeypatch.chdir(tmp_path)
-    rc, out, err = _run(capsys, *args)
+    rc, out, err = run_cli(capsys, *args)
     assert rc == 2 and out == "", out
     assert said in err and "write numbers with 0-9" in err and "Traceback" not in err, err
     assert not (tmp_path / "s.jsonl").exists()
 
 
-def test_ascii_digits_still_run(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, _, err = _run(capsys, *SIM, "--deployment", "1P:tp1+1D:tp1", "--workload", LOAD, "--json")
+def test_ascii_digits_stillrun_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = run_cli(
+        capsys, *SIM, "--deployment", "1P:tp1+1D:tp1", "--workload", LOAD, "--json"
+    )
     assert rc == 0, err
 
 
@@ -78,7 +73,9 @@ def test_inspect_warnings_go_to_stderr(
 ) -> None:
     trace = tmp_path / "t.csv"
     trace.write_text(TRACE)
-    rc, out, err = _run(capsys, "workload", "inspect", trace, "--skip-bad", *["--json"] * as_json)
+    rc, out, err = run_cli(
+        capsys, "workload", "inspect", trace, "--skip-bad", *["--json"] * as_json
+    )
     assert rc == 0, err
     if as_json:  # the JSON carries them; stdout stays one JSON document
         d = json.loads(out)
@@ -94,7 +91,7 @@ def test_inspect_warnings_go_to_stderr(
 def test_convert_warnings_go_to_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     trace = tmp_path / "t.csv"
     trace.write_text(TRACE)
-    rc, out, err = _run(capsys, "workload", "convert", trace, tmp_path / "o.jsonl", "--skip-bad")
+    rc, out, err = run_cli(capsys, "workload", "convert", trace, tmp_path / "o.jsonl", "--skip-bad")
     assert rc == 0, err
     assert "timestamps not sorted" not in out and "written" in out
     assert "warning: timestamps not sorted" in err
@@ -103,7 +100,7 @@ def test_convert_warnings_go_to_stderr(capsys: pytest.CaptureFixture[str], tmp_p
 def _calibrate(capsys: pytest.CaptureFixture[str], tmp: Path, *extra: object) -> tuple[int, str]:
     measured = write_synthetic(tmp / "m.csv", {"mem_eta": 0.7}, ("Qwen/Qwen3-32B",))
     args = ("calibrate", "--measured", measured, "--params", "mem_eta", "--no-holdout")
-    rc, _, err = _run(capsys, *args, *extra)
+    rc, _, err = run_cli(capsys, *args, *extra)
     return rc, err
 
 
@@ -153,7 +150,7 @@ def test_ratio_refuses_a_non_finite_or_huge_mean_length(
     capsys: pytest.CaptureFixture[str], flag: str, value: str, said: str
 ) -> None:
     # NaN / inf crashed as 'internal error: ValueError'; 1e300 printed a 300-digit length
-    rc, out, err = _run(capsys, "ratio", "--model", "qwen3-8b", "--gpu", "h100-sxm", flag, value)
+    rc, out, err = run_cli(capsys, "ratio", "--model", "qwen3-8b", "--gpu", "h100-sxm", flag, value)
     assert rc == 2 and out == ""
     assert err.startswith(said) and "internal error" not in err, err
 
@@ -167,8 +164,8 @@ def test_a_prefix_cache_size_in_full_width_digits_is_refused(
         '{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}\n'
     )
     sim = (*SIM, "--deployment", "tp1", "--workload", trace)
-    rc, out, err = _run(capsys, *sim, "--prefix-cache", "２")
+    rc, out, err = run_cli(capsys, *sim, "--prefix-cache", "２")
     assert rc == 2 and out == ""
     assert err.startswith("error: --prefix-cache='２': use off, auto or a number of blocks"), err
-    rc, _, err = _run(capsys, *sim, "--prefix-cache", "2", "--json")
+    rc, _, err = run_cli(capsys, *sim, "--prefix-cache", "2", "--json")
     assert rc == 0, err

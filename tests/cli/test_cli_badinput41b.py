@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.cli.helpers import run_cli
 
 from pdplan._text import foreign_digits
-from pdplan.cli import main
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
 from pdplan.sim.deploy import parse_deployment
@@ -18,12 +18,6 @@ from pdplan.sim.deploy import parse_deployment
 SIM = ("simulate", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--deployment", "tp1")
 LOAD = "poisson:rate=2,n=5,isl=16,osl=4"
 MEASURED = "measured.csv"  # written by the test into tmp_path (its name only matters)
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    rc = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.mark.parametrize(
@@ -60,7 +54,7 @@ def test_an_empty_value_is_refused_by_name(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "t.csv").write_text("timestamp,input_length,output_length\n0,10,5\n")
     (tmp_path / MEASURED).write_text("id\n")
-    rc, out, err = _run(capsys, *args)
+    rc, out, err = run_cli(capsys, *args)
     assert rc == 2 and out == "", out
     assert err.startswith(f"error: {flag} '' is empty: give "), err
 
@@ -71,7 +65,7 @@ def test_no_row_predicted_names_the_reason_on_stderr(
     # 'could not be predicted (reasons above)': above was stdout, gone to a file or to --json
     f = tmp_path / "m.csv"
     f.write_text("id,backend,model_path,system,mode,isl,osl,silicon_ttft_ms,silicon_tpot_ms\nx;y\n")
-    rc, _, err = _run(capsys, "accuracy", "--measured", f, "--json")
+    rc, _, err = run_cli(capsys, "accuracy", "--measured", f, "--json")
     assert rc == 2
     assert "the only row could not be predicted: unreadable row: expected 9" in err, err
     assert "(e.g. line 2)" in err and "reasons above" not in err
@@ -101,7 +95,7 @@ def test_an_efficiency_file_value_in_full_width_digits_is_refused(
 ) -> None:
     f = tmp_path / "eff.yaml"
     f.write_text('engines: {vllm: {mem_eta: "０.５"}}\n')
-    rc, out, err = _run(capsys, "--efficiency-file", f, "estimate")
+    rc, out, err = run_cli(capsys, "--efficiency-file", f, "estimate")
     assert rc == 2 and out == ""
     assert "engines.vllm.mem_eta: must be a number, not '０.５'" in err, err
 
@@ -115,6 +109,6 @@ def test_a_name_past_the_file_system_limit_is_an_error_not_a_crash(
 ) -> None:
     # a model name is tried as a path first: Path.is_file raised ENAMETOOLONG, shown as
     # 'internal error: OSError' with the whole 5,000-character name
-    rc, out, err = _run(capsys, *args, "a" * 5000)
+    rc, out, err = run_cli(capsys, *args, "a" * 5000)
     assert rc == 2 and out == ""
     assert err == f"error: {'a' * 40}...{'a' * 20} (5,000 chars): File name too long\n", err
