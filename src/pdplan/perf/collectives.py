@@ -126,22 +126,29 @@ class Links:
 
     def all_gather(self, nbytes: float, n: int) -> float:
         """All-gather of an nbytes result; across domains the (k-1)/k remote share rides the
-        NICs, each GPU carrying 1/d of it (hierarchical)."""
+        NICs, each GPU carrying 1/d of it (hierarchical): first across the k domains among
+        the GPUs of one local rank (each ends with nbytes / d), then inside each domain over
+        NVLink to the full nbytes. Every GPU receives (n-1)/n x nbytes in all:
+        (k-1)/k x nbytes/d on the NIC + (d-1)/d x nbytes on NVLink (the intra-domain gather
+        is of the whole result, as in all_reduce's reduce-scatter + all-gather of nbytes;
+        gathering only nbytes / k there delivered (d + k - 2) / (d k) of it, half at d=8, k=2)."""
         if n <= self.domain:
             return all_gather_s(nbytes, n, self.up_bw, self.up_alpha, self.up_eta)
         d, k = self.domain, math.ceil(n / self.domain)
-        intra = all_gather_s(nbytes / k, d, self.up_bw, self.up_alpha, self.up_eta)
+        intra = all_gather_s(nbytes, d, self.up_bw, self.up_alpha, self.up_eta)
         if self._in_server(n):
             return intra + all_gather_s(nbytes / d, k, self.node_bw, self.up_alpha, self.up_eta)
         inter = all_gather_s(nbytes / d, k, self.nic_bw, self._ring_alpha(k - 1), self.nic_eta)
         return intra + inter
 
     def all_to_all(self, send_bytes: float, n: int) -> float:
-        """All-to-all: the share bound for GPUs in other domains, (n-d)/n, leaves over this GPU's
+        """All-to-all: the share bound for GPUs in other domains, (n-d)/(n-1), leaves over its
         NIC; the rest over NVLink; both proceed at once, the slower one sets the time."""
         if n <= self.domain:
             return all_to_all_s(send_bytes, n, self.up_bw, self.up_alpha, self.up_eta)
-        remote = send_bytes * (n - self.domain) / n
+        # send_bytes goes to the n-1 other ranks alike, n-d of them in other domains: (n-d)/(n-1)
+        # of it leaves over the NIC ((n-d)/n was that share of all n ranks, own rank included)
+        remote = send_bytes * (n - self.domain) / (n - 1)
         t_up = all_to_all_s(send_bytes - remote, n, self.up_bw, self.up_alpha, self.up_eta)
         if self._in_server(n):  # the other domains of the server: over PCIe
             return max(t_up, all_to_all_s(remote, n, self.node_bw, self.up_alpha, self.up_eta))
