@@ -157,3 +157,19 @@ class Links:
 
     def p2p(self, nbytes: float) -> float:
         return p2p_s(nbytes, self.nic_bw, self.nic_alpha, self.nic_eta)
+
+    def pp_boundaries(self, nbytes: float, pp: int, stage_gpus: int) -> float:
+        """The pp - 1 stage-to-stage sends of nbytes each (activations per GPU), s. Stages
+        are laid out in order (engines rank pp_rank x stage size + local rank: vLLM, SGLang,
+        TensorRT-LLM's mapping), so floor(domain / stage_gpus) consecutive stages share one
+        NVLink domain and their boundaries ride it; only the ceil(pp / per_domain) - 1
+        boundaries between domains cross the NIC (every boundary did before)."""
+        if pp <= 1:
+            return 0.0
+        per_domain = self.domain // stage_gpus if self.domain > 1 else 0
+        if per_domain <= 1:
+            return (pp - 1) * self.p2p(nbytes)
+        remote = math.ceil(pp / per_domain) - 1
+        local = pp - 1 - remote
+        t_up = p2p_s(nbytes, self.up_bw, self.up_alpha, self.up_eta)
+        return local * t_up + remote * self.p2p(nbytes)

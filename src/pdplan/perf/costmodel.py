@@ -235,8 +235,9 @@ class CostModel(CostQueries, EngineLimits):
                     tokens,
                     attn_tokens,
                 )
-            pp = (self.layout.pp - 1) * self._links.p2p(
-                attn_tokens / self.layout.dp * self.model.hidden_size * ACT_BYTES
+            lay = self.layout  # activations of one stage's tokens, B, to the next stage
+            pp = self._links.pp_boundaries(
+                attn_tokens / lay.dp * self.model.hidden_size * ACT_BYTES, lay.pp, lay.stage_gpus
             )
             hit = (parts.gemm, parts.moe, parts.comm + pp)
             self._token_cache[key] = hit
