@@ -46,6 +46,11 @@ def _root(
     from pdplan.cli._paths import note_root_inputs
 
     note_root_inputs({"--gpu-file": gpu_file, "--efficiency-file": efficiency_file})
+    for flag, value in (("--gpu-file", gpu_file), ("--efficiency-file", efficiency_file)):
+        if value is not None and not value.strip():  # an explicit '' is a mistake, not "unset"
+            from pdplan.errors import ConfigError
+
+            raise ConfigError(f"{flag} was given an empty path; name a YAML file or drop it")
     if gpu_file:
         from pdplan.catalog.gpus import add_gpus, load_gpu_file
 

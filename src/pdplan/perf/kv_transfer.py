@@ -119,7 +119,7 @@ def _check_args(tokens: int, path: str, kv_dtype: str, efficiency: float | None)
     kv_dtype_bytes(kv_dtype)  # validates the name: a KV-cache dtype
     eff = KV_PATHS[path]["efficiency"] if efficiency is None else efficiency
     if not 0 < eff <= 1:
-        raise ConfigError(f"efficiency={eff} must be in (0, 1]")
+        raise ConfigError(f"--efficiency={eff} must be a number in (0, 1]")
     return eff
 
 

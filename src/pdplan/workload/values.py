@@ -93,6 +93,8 @@ def parse_length(value: object) -> int:
         text = value.strip()
         if not text:
             raise BadValue("missing length")
+        if odd := foreign_digits(text):  # int() reads '１0' as 10: refused, not guessed
+            raise BadValue(f"length {text!r}: {odd}")
         try:
             n = int(text)
         except ValueError:
@@ -136,6 +138,8 @@ def parse_time_value(value: object, unit_s: float) -> tuple[int | None, int | fl
     text = value.strip()
     if not text:
         raise BadValue("missing timestamp")
+    if odd := foreign_digits(text):  # int() / float() read '１7' as 17: refused, not guessed
+        raise BadValue(f"timestamp {text!r}: {odd}")
     num: int | float
     try:
         num = int(text)
