@@ -238,6 +238,26 @@ def _does_not_fit(
     )
 
 
+def _no_room_for_state(
+    kv_free: float, state: float, per_tok: float, gpu: GPUSpec, layout: Layout, wdt: str
+) -> DoesNotFitError:
+    """The error for a hybrid (SSM / linear-attention) model whose weights fit but whose KV
+    memory (`kv_free` B per GPU) cannot hold one running sequence: its fixed recurrent state
+    (`state` B per GPU) plus one token's KV (`per_tok` B per GPU). Such a layout serves no
+    request: vLLM checks at start-up that the KV cache holds at least one request
+    (vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory) and refuses to start."""
+    need = state + per_tok
+    return DoesNotFitError(
+        f"does not fit: weights, activations, runtime and reserve leave {kv_free / GiB:.2f} GiB "
+        f"per GPU for the KV cache, "
+        f"less than one sequence's recurrent state ({state / GiB:.2f} GiB per GPU) and one "
+        f"token's KV: short by {(need - kv_free) / GiB:.2f} GiB on {gpu.name} "
+        f"({layout}, {wdt.upper()} weights)",
+        need_bytes=need,
+        have_bytes=kv_free,
+    )
+
+
 def plan_memory(
     model: ModelSpec,
     gpu: GPUSpec,
@@ -277,6 +297,8 @@ def plan_memory(
     groups = layout.dp
     pool = int(kv_free / per_tok) * groups if per_tok > 0 else 0
     state = state_bytes_per_seq_per_gpu(model, layout)  # B per running sequence per GPU
+    if check and state and kv_free < state + per_tok:
+        raise _no_room_for_state(kv_free, state, per_tok, gpu, layout, wdt)
     # at `context`, a sequence holds context x per_tok + state: per token, per_tok + state / ctx
     seq_tok = per_tok + state / context if context and state else per_tok
     cap = int(kv_free / seq_tok) * groups if seq_tok > 0 else 0

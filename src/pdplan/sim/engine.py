@@ -7,6 +7,7 @@ from array import array
 from collections import deque
 from typing import TYPE_CHECKING
 
+from pdplan.errors import ConfigError
 from pdplan.sim.burst import BurstMixin
 from pdplan.sim.cache import PrefixCache
 from pdplan.sim.config import InstanceSpec
@@ -67,6 +68,12 @@ class Instance(
         self.st = seq_state_tokens(sim.cfg, spec)
         self.wins = spec.kv_window_tokens
         self.fit = longest_fit(self.cap, self.st, self.wins)
+        if self.fit < 1 and (self.st or self.wins):  # no request could ever run: say so
+            held = f" (its recurrent state takes {self.st:,} per sequence)" if self.st else ""
+            raise ConfigError(
+                f"instance {spec.name or idx}: its KV pool of {self.cap:,} tokens cannot hold "
+                f"a one-token sequence{held}, so no request could run there"
+            )
         self.pq: deque[int] = deque()  # prompts to prefill (or recompute), head may be partial
         self.inbox: deque[int] = deque()  # arrived, not yet taken in (spec.recv_interval > 1)
         self.recv = spec.recv_interval
