@@ -5,7 +5,9 @@ Each setup runs a small lognormal workload (mean 2000 / 200 tokens) open loop at
 workload's own times) and with 16 closed-loop clients. A setup pdplan refuses with its own named
 error (does not fit, TP does not divide the heads, TensorRT-LLM on AMD, EP on a dense model) is
 counted by error class; any other exception is a bug and is printed with its setup, as is a run
-that loses requests or reports a non-finite or non-positive TTFT / TPOT percentile. Prints the
+that loses requests or reports a non-finite or non-positive TTFT / TPOT percentile (a run that
+drops every request for a reason it names, a KV pool too small for any of them, is counted
+apart). Prints the
 counts (runs for "ok" and "insane", setups for the errors) and the setups per second.
 """
 
@@ -42,7 +44,9 @@ def one(model: str, gpu: str, engine: str, dep: str, wl: object, n: int, out: Co
     try:
         for arr in (Arrivals("trace"), Arrivals("closed", concurrency=16)):
             s = simulate_deployment(model, gpu, dep, wl, arr, engine=engine).summary()  # type: ignore[arg-type]
-            if insane(s, n):
+            if s["finished"] == 0 and s["dropped"] == n and s["drop_reasons"]:
+                out["runs all dropped, reason named"] += 1  # e.g. a pool too small for any
+            elif insane(s, n):
                 out["runs insane"] += 1
                 print("INSANE", model, gpu, engine, dep, arr.mode, s["finished"], flush=True)
             else:
