@@ -174,6 +174,8 @@ if TYPE_CHECKING:
         _unrouted: deque[int]
         _parked: dict[int, float]
         _detours: Detours
+        _sent: dict[int, tuple[Instance, Instance, float]]
+        _tail: dict[int, int]
         _pending_roles: dict[int, str]
         _evicted: dict[int, float]
         _out_of_batch: dict[int, float]

@@ -39,9 +39,9 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
 
     __slots__ = tuple(
         "_d_fit_all _evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t "
-        "_least_pair _least_route _need_max _next _parked _detours _pending_roles _seq _times "
-        "_times_l _unrouted _until area arrivals cap_limit cfg d_cands d_cap_min drop_reasons "
-        "dropped finished inst itl loop n_issued_max net "
+        "_least_pair _least_route _need_max _next _parked _detours _pending_roles _seq _sent _tail "
+        "_times _times_l _unrouted _until area arrivals cap_limit cfg d_cands d_cap_min "
+        "drop_reasons dropped finished inst itl loop n_issued_max net "
         "nsys p_cands pairer preemptions req pf_caches router switch_log t_left tracer wl ".split()
     )
 
@@ -71,6 +71,11 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         self._parked: dict[int, float] = {}  # prefilled, no decode instance to go to: rid ->
         # when it parked (handoff)
         self._detours = Detours()  # parked / restarted requests, for the time averages
+        # layer-wise: KV whose bytes all left before its chunked prefill ended: rid ->
+        # (prefill instance, decode instance, s its last byte left); handoff
+        self._sent: dict[int, tuple[Instance, Instance, float]] = {}
+        self._tail: dict[int, int] = {}  # layer-wise: rid -> tokens its last prefill step
+        # computed, whose last layer's KV can leave only after that step (handoff)
         self._pending_roles: dict[int, str] = {}  # instance -> role asked for mid-switch
         self._evicted: dict[int, float] = {}  # preempted rid -> its last token's time, s
         self._out_of_batch: dict[int, float] = {}  # rid -> s evicted, until back in a batch

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HandoffMixin"]
 
+_PENDING = float("inf")  # Requests.not_before of a layer-wise prompt whose prefill still runs
+
 
 class HandoffMixin(SimulatorHost):
     """Methods of Simulator from a finished prefill to the decode instance taking it."""
@@ -32,15 +34,41 @@ class HandoffMixin(SimulatorHost):
         start: float,
         end: float,
     ) -> None:
-        """Layer-wise transfer: pair prompts that finish in this step as the step starts."""
+        """Layer-wise transfer: a prompt is paired as its first piece's step starts, so the KV
+        of a chunked prompt's earlier chunks moves while its later chunks compute (SGLang's
+        disaggregated prefill sends each chunk's KV as the chunk ends, send_kv_chunk; vLLM's
+        layer-wise connectors save each layer as it is computed). Its last layer can leave
+        only after its last chunk: `not_before` is that step's end, or +inf until it is known
+        (on_layerwise_end)."""
         if self.cfg.transfer_mode != "layerwise" or inst.role != "prefill":
             return
         r = self.req
-        for rid, n, cached in batch:
-            if n == r.todo[rid]:
-                r.ctx0[rid] = n + cached
-                r.not_before[rid] = end
-                self._pair(rid, inst)
+        for rid, n, done in batch:
+            if r.d_inst[rid] >= 0 or rid in self._parked:
+                continue  # paired at an earlier chunk (or parked there: see below)
+            last = n == r.todo[rid]
+            r.ctx0[rid] = r.todo[rid] + done  # the whole prompt's KV, tokens
+            r.not_before[rid] = end if last else _PENDING
+            if last:
+                self._tail[rid] = n
+            self._pair(rid, inst)
+            if not last and rid in self._parked:  # no decode instance: it pairs (or parks)
+                del self._parked[rid]  # when its prefill ends, as a prompt that is not
+                r.not_before[rid] = 0.0  # layer-wise does
+
+    def on_layerwise_end(self, rid: int, now: float, n: int) -> None:
+        """The last chunk (n tokens) of a prompt paired at an earlier one has ended
+        (PrefillMixin): its KV delivery may now be timed; if every byte already left, the
+        hand-off ends now."""
+        r = self.req
+        if r.not_before[rid] != _PENDING:
+            return
+        r.not_before[rid] = now
+        self._tail[rid] = n
+        sent = self._sent.pop(rid, None)
+        if sent is not None:
+            # p is ending its step (_end_prefill decides what it does next): no kick
+            self.on_transfer_done(rid, sent[0], sent[1], sent[2], False)
 
     def _pair(self, rid: int, p: InstanceHost, r: Requests | None = None) -> None:
         """Choose the decode instance of a prefilled request and queue it there."""
@@ -111,17 +139,24 @@ class HandoffMixin(SimulatorHost):
                 self._unrouted.append(rid)
         return len(mine)
 
-    def on_transfer_done(self, rid: int, p: Instance, d: Instance, t_bytes: float) -> None:
-        """The transfer's last byte left at t_bytes; now = t_bytes + link latency."""
+    def on_transfer_done(
+        self, rid: int, p: Instance, d: Instance, t_bytes: float, kick: bool = True
+    ) -> None:
+        """The transfer's last byte left at t_bytes; now = t_bytes + link latency (or, for a
+        layer-wise prompt whose bytes left first, its prefill's end: on_layerwise_end)."""
         r, now = self.req, self.loop.now
+        if r.not_before[rid] == _PENDING:  # chunked, layer-wise: its prefill still runs and
+            self._sent[rid] = (p, d, t_bytes)  # holds the KV on p; on_layerwise_end goes on
+            return
         # p frees its KV, its recurrent state and its window layers' KV
         p.kv_used -= r.ctx0[rid] + (p.seq_fixed(rid) if p.wins else p.st)
-        if (p.pq or p.draining) and (p.in_run or not p.busy):
+        if kick and (p.pq or p.draining) and (p.in_run or not p.busy):
             p.kick()  # (a busy prefill step takes the new work at its end anyway)
         nb = r.not_before[rid]  # layer-wise: prefill end; 0 otherwise
         t = now
-        if nb:  # the last layer's KV can only leave after the prefill ends
-            last = self.cfg.kv_bytes(r.ctx0[rid]) / self.cfg.kv_layers  # one layer's share, B
+        if nb:  # the last layer's KV of the last step's tokens leaves after that step ends
+            tail = self._tail.pop(rid, r.ctx0[rid])  # (earlier chunks' and cached tokens'
+            last = self.cfg.kv_bytes(tail) / self.cfg.kv_layers  # KV left before): one layer, B
             # over the transfer's own path (NVLink inside a node) and senders, B / (B/s)
             _, _, rate, lat = self.net.path(p, d)  # its lone rate, B/s, and latency, s
             end = nb + last / rate

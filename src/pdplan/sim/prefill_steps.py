@@ -147,6 +147,8 @@ class PrefillMixin(InstanceHost):
                 self.outstanding -= r.inp[rid]
                 if r.d_inst[rid] < 0:
                     sim._pair(rid, self, r)
+                elif self.layerwise:  # paired at its first chunk (HandoffMixin)
+                    sim.on_layerwise_end(rid, now, n)
                 continue
             if gen[rid] == 0:  # aggregated (or a decode-side recompute before its first
                 gen[rid] = 1  # token): the prefill step emits the first token
