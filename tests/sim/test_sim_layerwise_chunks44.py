@@ -68,3 +68,33 @@ def test_prefill_instance_keeps_the_kv_until_its_last_chunk_ends() -> None:
     first, second = np.argsort(pf_start)
     assert pf_start[second] >= pf_end[first]
     assert pf_end[first] == pytest.approx(8.04)
+
+
+def test_cached_prefix_kv_does_not_trail_the_prefill() -> None:
+    # the second prompt's first 512-token block is a prefix-cache hit: its KV exists before
+    # the step starts, so only the 512 tokens the step computes have a last layer to trail
+    wl = Workload(
+        np.array([1024, 1024], np.int32),
+        np.array([2, 2], np.int32),
+        np.array([0.0, 10.0]),
+        hash_offsets=np.array([0, 2, 4]),
+        hash_ids=np.array([7, 8, 7, 9]),
+        block_tokens=512,
+    )
+    p = InstanceSpec("prefill", STEP, node=0, nic_bytes_per_s=1e7, prefix_cache_blocks=100)
+    d = InstanceSpec("decode", DECODE, node=1, nic_bytes_per_s=1e7)
+    cfg = SimConfig(
+        instances=(p, d),
+        kv_bytes_per_token=1000,
+        link_latency_s=0.0,
+        transfer_mode="layerwise",
+        kv_layers=10,
+        routing="prefix",
+    )
+    res = simulate(cfg, wl)
+    assert list(res.columns["hit"]) == [0, 512]
+    # both streams (1.024e6 B at 1e7 B/s: 0.1024 s) end inside their steps (1.034 s, 0.522 s);
+    # the last layer trails: 1024 x 1000 B / 10 layers / 1e7 B/s = 0.01024 s for the first,
+    # 512 x 1000 / 10 / 1e7 = 0.00512 s for the second (its cached half left earlier)
+    assert res.metric("xfer")[0] == pytest.approx(0.01024)
+    assert res.metric("xfer")[1] == pytest.approx(0.00512)
