@@ -245,7 +245,10 @@ def register(app: typer.Typer) -> None:
             "instances interleaved on the nodes, for --pairing local)",
         ),
         transfer: str = typer.Option(
-            "after", "--transfer", help="KV transfer: after (prefill done) or layerwise"
+            "after",
+            "--transfer",
+            help="KV transfer: after (once the prefill is done) or layerwise (overlapped with "
+            "it from the prompt's first chunk; only the last layer trails)",
         ),
         preemption: str = typer.Option(
             "recompute", "--preemption", help="when KV runs out: recompute or swap"
