@@ -20,6 +20,19 @@ def lengths_workload(n: int, seed: int = 1, isl: float = 600, osl: float = 80) -
     return Workload(inp, out)
 
 
+def shared_block_pair() -> Workload:
+    """Two 1,024-token prompts (2 output tokens) at 0 s and 10 s whose first 512-token block
+    is the same (hash 7): the second hits a prefix cache in its first block."""
+    return Workload(
+        np.array([1024, 1024], np.int32),
+        np.array([2, 2], np.int32),
+        np.array([0.0, 10.0]),
+        hash_offsets=np.array([0, 2, 4]),
+        hash_ids=np.array([7, 8, 7, 9]),
+        block_tokens=512,
+    )
+
+
 def xpyd(p: int, d: int, d_cap: int = 400_000, **kw: object) -> tuple[InstanceSpec, ...]:
     ps = [InstanceSpec("prefill", PREFILL, node=i, gpus=2) for i in range(p)]
     ds = [

@@ -14,6 +14,8 @@ from pdplan.sim.cache import PrefixCache
 from pdplan.sim.deploy import MAX_INSTANCES
 from pdplan.workload.core import Workload
 
+from .helpers import shared_block_pair
+
 STEP = LinearStepModel(base_s=0.01, per_token_s=0.001)  # prefill 100 tok = 0.11 s, decode 0.011 s
 
 
@@ -86,14 +88,7 @@ def test_layerwise_transfer_overlaps_prefill() -> None:
 
 
 def test_prefix_cache_hit_removes_prefill_work() -> None:
-    wl = Workload(
-        np.array([1024, 1024], np.int32),
-        np.array([2, 2], np.int32),
-        np.array([0.0, 10.0]),
-        hash_offsets=np.array([0, 2, 4]),
-        hash_ids=np.array([7, 8, 7, 9]),
-        block_tokens=512,
-    )
+    wl = shared_block_pair()
     inst = InstanceSpec("agg", STEP, prefix_cache_blocks=100)
     res = simulate(SimConfig(instances=(inst,), routing="prefix"), wl)
     ttft = res.metric("ttft")

@@ -9,6 +9,8 @@ from pdplan.perf.step import LinearStepModel
 from pdplan.sim import InstanceSpec, SimConfig, simulate
 from pdplan.workload.core import Workload
 
+from .helpers import shared_block_pair
+
 STEP = LinearStepModel(base_s=0.01, per_token_s=0.001)  # a 2,048-token chunk: 2.058 s
 DECODE = LinearStepModel(base_s=0.02)
 
@@ -73,14 +75,7 @@ def test_prefill_instance_keeps_the_kv_until_its_last_chunk_ends() -> None:
 def test_cached_prefix_kv_does_not_trail_the_prefill() -> None:
     # the second prompt's first 512-token block is a prefix-cache hit: its KV exists before
     # the step starts, so only the 512 tokens the step computes have a last layer to trail
-    wl = Workload(
-        np.array([1024, 1024], np.int32),
-        np.array([2, 2], np.int32),
-        np.array([0.0, 10.0]),
-        hash_offsets=np.array([0, 2, 4]),
-        hash_ids=np.array([7, 8, 7, 9]),
-        block_tokens=512,
-    )
+    wl = shared_block_pair()
     p = InstanceSpec("prefill", STEP, node=0, nic_bytes_per_s=1e7, prefix_cache_blocks=100)
     d = InstanceSpec("decode", DECODE, node=1, nic_bytes_per_s=1e7)
     cfg = SimConfig(
