@@ -92,6 +92,7 @@ if TYPE_CHECKING:
         next_role: str | None
         offline: bool
         cache: PrefixCache | None
+        ckpt: bool
         _affine: dict[int, tuple[float, float]]
         _kink: int
         samples: array[float]

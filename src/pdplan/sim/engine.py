@@ -47,7 +47,8 @@ class Instance(
     __slots__ = tuple(
         "B C K _affine _kink _end_pf_cb _kvb _lazy _net_start _pf_cache _plain _special _started "
         "burst burst_carry burst_debt "
-        "_wake_cb busy busy_s cache cap draining exact fin first_stall first_w fresh gate gate_K "
+        "_wake_cb busy busy_s cache cap ckpt draining exact fin first_stall first_w fresh gate "
+        "gate_K "
         "gate_ranks gate_tokens heap holds idx "
         "in_run inbox inflight itl_put join_stall jq kv_full kv_used layerwise loop model "
         "next_role "
@@ -116,7 +117,11 @@ class Instance(
         self.draining = False
         self.next_role: str | None = None
         self.offline = False
-        self.cache = PrefixCache(spec.prefix_cache_blocks) if spec.prefix_cache_blocks else None
+        # a hybrid model's cached prefix must end where a recurrent state was saved, and each
+        # saved state takes its KV-pool tokens (st) of the cache (sim.cache.PrefixCache)
+        blocks, state_blocks = spec.prefix_cache_blocks, self.st / sim.wl.block_tokens
+        self.cache = PrefixCache(blocks, state_blocks) if blocks else None
+        self.ckpt = self.cache is not None and state_blocks > 0  # chunk ends save states
         self._affine: dict[int, tuple[float, float]] = {}
         # per-sequence context where the model's decode step changes slope (DSA top-k), or 0
         self._kink = int(getattr(spec.step_model, "decode_kink", 0) or 0)

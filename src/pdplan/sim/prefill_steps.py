@@ -129,6 +129,8 @@ class PrefillMixin(InstanceHost):
             left = todo[rid] = todo[rid] - n
             done = pdone[rid] = pdone[rid] + n
             if left:
+                if self.ckpt and sim._hashes and self.role != "decode":
+                    self._cache_blocks(rid, done, False)  # hybrid: a state at each chunk's end
                 continue
             if pq[0] == rid:
                 pq.popleft()
@@ -138,9 +140,7 @@ class PrefillMixin(InstanceHost):
             self.prefilling -= 1
             r.ctx0[rid] = done
             if self.cache is not None and sim._hashes and self.role != "decode":
-                # blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
-                # prompt's blocks go in at its last chunk, not chunk by chunk
-                self.cache.insert(sim.wl.hashes(rid).tolist())
+                self._cache_blocks(rid, done, True)
             if gen[rid] == 0 and self.role != "decode":  # the prompt's own prefill, not a
                 r.pf_end[rid] = now  # recompute (after a token, or on the decode side)
             if self.role == "prefill":  # prefill done: pair it with a decode instance
@@ -165,3 +165,22 @@ class PrefillMixin(InstanceHost):
                 sim.on_finish(rid, self, now)
             else:
                 self.ready.append(rid)
+
+    def _cache_blocks(self, rid: int, done: int, last: bool) -> None:
+        """Put a prompt's computed blocks in the prefix cache once `done` of its tokens are
+        prefilled. Blocks are reusable once computed (vLLM APC, SGLang radix cache); a chunked
+        prompt's go in at its last chunk, except on a hybrid model, where each chunk's end
+        also saves the recurrent state a later hit resumes from (SGLang caches an unfinished
+        chunked request with its mamba state, MambaRadixCache.cache_unfinished_req). A
+        state is saved at the prefill's end on the block grid (done // block tokens full
+        blocks); a recompute past the prompt (output tokens too) saves none within it."""
+        cache, wl = self.cache, self.sim.wl
+        assert cache is not None  # callers test it
+        hashes = wl.hashes(rid).tolist()
+        k = done // wl.block_tokens
+        if not last:
+            hashes = hashes[:k]  # only whole blocks are computed so far
+        if cache.state_blocks and done <= self.sim.req.inp[rid]:
+            cache.insert(hashes, (k,))
+        else:
+            cache.insert(hashes)
