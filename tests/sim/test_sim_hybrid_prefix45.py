@@ -97,3 +97,15 @@ def test_blocks_inserted_without_a_state_give_a_hybrid_no_hit(state: int) -> Non
     c = PrefixCache(100, state_blocks=state / 512)
     c.insert([1, 2], ())
     assert c.match([1, 2]) == (2 if not state else 0)
+
+
+def test_a_repeated_prompt_cannot_resume_from_its_own_end() -> None:
+    """The same block-aligned 1,024-token prompt twice: attention reuses all but its last
+    token (1,023); a hybrid model must compute that token from a state saved before it, and
+    the only one is at the prompt's end, so it prefills again (SGLang matches at most
+    len - 1 tokens, then backs off to the last node with a mamba state)."""
+    wl = _wl([[7, 8], [7, 8]], [1024, 1024])
+    assert _hits(wl, 0) == [0, 1023]
+    assert _hits(wl, ST) == [0, 0]
+    chunked = _wl([[7, 8], [7, 8]], [1024, 1024])
+    assert _hits(chunked, ST, chunk_budget=512) == [0, 512]  # the first chunk's state

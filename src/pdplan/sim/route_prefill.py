@@ -37,6 +37,9 @@ class PrefillRouteMixin(SimulatorHost):
         r.p_inst[rid] = inst.idx
         hit = 0
         if hashes and inst.cache is not None:
+            if inst.cache.state_blocks:  # hybrid: at least its last token is computed, so it
+                # resumes from a state saved before it (SGLang matches len - 1 tokens at most)
+                hashes = hashes[: (inp - 1) // self.wl.block_tokens]
             blocks = inst.cache.lookup(hashes)
             hit = min(blocks * self.wl.block_tokens, inp - 1)  # tokens; its blocks go into
             # the cache when its prefill is done (Instance._finish_chunks)
