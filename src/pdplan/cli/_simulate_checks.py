@@ -49,6 +49,8 @@ def check_roles(instances: tuple[Any, ...], o: dict[str, Any]) -> None:
         ]
         if o["switch"]:
             moot.append("--switch")
+        if o["prealloc"]:
+            moot.append("--prealloc")
         if moot:
             raise ConfigError(
                 f"{', '.join(moot)}: only a disaggregated deployment (xPyD, e.g. "
@@ -180,6 +182,21 @@ def preemption_note(engine: str, preemption: str) -> None:
             f"{name} preempts by recompute only; --preemption swap models swapping KV to host "
             "memory over PCIe (vLLM V0, TensorRT-LLM host offload), not this engine"
         )
+
+
+def prealloc_of(engine_default: bool, o: dict[str, Any]) -> bool:
+    """SimConfig.decode_prealloc: --prealloc / --no-prealloc, else the engine's (SGLang on
+    xPyD), which with --switch is off, with a note (not modelled across role switches; an
+    explicit --prealloc with --switch is refused by SimConfig)."""
+    if o["prealloc"] is not None:
+        return bool(o["prealloc"])
+    if engine_default and o["switch"]:
+        warn(
+            "SGLang reserves decode KV before each prefill; that is not modelled across role "
+            "switches, so this run admits requests on the decode side after their prefill"
+        )
+        return False
+    return engine_default
 
 
 def unreached_switches(specs: list[str], switches: tuple[Any, ...], columns: Any) -> None:

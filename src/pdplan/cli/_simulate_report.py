@@ -108,9 +108,10 @@ def _ms(p: dict[str, float]) -> str:
 
 def _load_table(s: dict[str, Any], res: SimResult) -> Table:
     """One row per instance, or per pool of identical instances when there are many: busy
-    share, time-averaged queued / running requests, the prefill queue wait (arrival -> prefill
-    start) of the prompts it prefilled and, disaggregated, the wait for a slot (prefill end ->
-    KV transfer start) and the KV transfers (on the wire) of the requests it decoded."""
+    share, time-averaged queued / running requests, the prefill queue wait of the prompts it
+    prefilled and, disaggregated, the wait for a decode slot (SimResult.waits: after the
+    prefill, or before it with decode pre-allocation) and the KV transfers (on the wire) of
+    the requests it decoded."""
     insts = s["instances"]
     disagg = any(i["role"] != "agg" for i in insts)
     groups = _groups(insts)
@@ -131,15 +132,16 @@ def _load_table(s: dict[str, Any], res: SimResult) -> Table:
         t.add_column(h, justify="left" if h in ("pool", "instance") else "right")
     c = res.columns
     done = (c["state"] == DONE) & (np.arange(len(c["state"])) >= res.warmup)
+    queue, slot = res.waits(c)  # with decode pre-allocation the slot wait comes first
     for g in groups:
         idx = [i["index"] for i in g]
         row = [_label(g), *(f"{np.mean([i[k] for i in g]):{f}}" for k, f in _MEANS)]
         row.append(_kv_cell(g))
         on_p = done & np.isin(c["p_inst"], idx)
-        row.append(_p50_p99(c["pf_start"][on_p] - c["arrival"][on_p]))
+        row.append(_p50_p99(queue[on_p]))
         if disagg:
             on_d = done & np.isin(c["d_inst"], idx)
-            row.append(_p50_p99(np.maximum(c["xfer_start"][on_d] - c["pf_end"][on_d], 0.0)))
+            row.append(_p50_p99(slot[on_d]))
             row.append(_p50_p99(c["xfer_s"][on_d]))
         t.add_row(*row)
     return t

@@ -25,6 +25,7 @@ from ._simulate_checks import (
     check_roles,
     check_seed,
     locality_note,
+    prealloc_of,
     preemption_note,
     unreached_switches,
 )
@@ -103,6 +104,7 @@ def _config(cluster: Any, wl: Any, o: dict[str, Any]) -> SimConfig:
         sample_interval_s=o["sample_interval"] or DEFAULT_SAMPLE_S,
         switches=switches(o["switch"], cluster.instances),
         switch_cost_s=SWITCH_COST_S if o["switch_cost"] is None else o["switch_cost"],
+        decode_prealloc=prealloc_of(cluster.prealloc, o),
     )
 
 
@@ -253,6 +255,14 @@ def register(app: typer.Typer) -> None:
         preemption: str = typer.Option(
             "recompute", "--preemption", help="when KV runs out: recompute or swap"
         ),
+        prealloc: bool = typer.Option(
+            None,
+            "--prealloc/--no-prealloc",
+            help="xPyD: the decode instance reserves a prompt's KV before its prefill may "
+            "start (SGLang's PD bootstrap) instead of admitting it after the prefill (vLLM "
+            "connectors, TensorRT-LLM); default: the engine's (on for sglang)",
+            show_default=False,
+        ),
         prefix_cache: str = typer.Option(
             "off",
             "--prefix-cache",
@@ -324,7 +334,8 @@ def register(app: typer.Typer) -> None:
             "trace_out": trace_out, "as_json": as_json, "engine": engine,
             "weight_dtype": weight_dtype, "kv_dtype": kv_dtype, "max_batch": max_batch,
             "pairing": pairing, "transfer": transfer, "preemption": preemption,
-            "prefix_cache": prefix_cache, "switch": switch, "switch_cost": switch_cost,
+            "prealloc": prealloc, "prefix_cache": prefix_cache, "switch": switch,
+            "switch_cost": switch_cost,
             "timeline_out": timeline_out, "sample_interval": sample_interval, "rate": rate,
             "clients": clients, "fmt": fmt, "mapping": mapping, "skip_bad": skip_bad,
             "seed": seed, "placement": placement, "spec_decode": spec_decode,

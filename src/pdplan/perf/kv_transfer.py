@@ -20,13 +20,16 @@ from pdplan.catalog.model_parts import KV_DTYPES, canonical_kv_dtype, kv_dtype_b
 from pdplan.catalog.model_spec import ModelSpec, dtype_bytes
 from pdplan.errors import ConfigError
 from pdplan.parallel.layout import Layout
+from pdplan.perf.efficiency import canonical_engine
 
 __all__ = [
+    "ENGINE_PREALLOCATES_DECODE_KV",
     "KV_PATHS",
     "TRANSIT_DTYPES",
     "KVTransfer",
     "SeedKVExample",
     "check_transit_dtype",
+    "engine_preallocates_decode_kv",
     "kv_shards",
     "kv_transfer",
     "required_gbps",
@@ -48,6 +51,24 @@ KV_PATHS: dict[str, dict[str, float]] = {
     "nvlink": {"gbps": 3600.0, "efficiency": 0.8, "latency_s": 10e-6},
     "pcie": {"gbps": 512.0, "efficiency": 0.8, "latency_s": 10e-6},
 }
+
+# Engines whose decode side reserves a request's KV before its prefill may start (the
+# simulator's SimConfig.decode_prealloc): SGLang's PD disaggregation sends each request to a
+# (prefill, decode) pair at once, its decode DecodePreallocQueue pre-allocates the prompt's
+# KV (FIFO, while the pool has room) and only then does the prefill PrefillBootstrapQueue
+# hand it to the prefill scheduler (sglang/srt/disaggregation/decode.py, prefill.py); Dynamo
+# over SGLang keeps that bootstrap. vLLM's connectors (NIXL, LMCache: the decode side pulls
+# once the prefill has returned) and TensorRT-LLM (the generation server allocates when the
+# context phase is done) admit after the prefill.
+ENGINE_PREALLOCATES_DECODE_KV = frozenset({"sglang"})
+
+
+def engine_preallocates_decode_kv(engine: str) -> bool:
+    """Does `engine`'s decode side reserve KV before the prefill (an unknown engine: no)?"""
+    try:
+        return canonical_engine(engine) in ENGINE_PREALLOCATES_DECODE_KV
+    except ConfigError:
+        return False
 
 
 @dataclass(frozen=True)

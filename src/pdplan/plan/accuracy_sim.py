@@ -9,7 +9,7 @@ from pdplan.catalog.models import get_model
 from pdplan.errors import ConfigError
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency, get_efficiency
-from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
+from pdplan.perf.kv_transfer import KV_PATHS, engine_preallocates_decode_kv, kv_shards
 from pdplan.perf.measured import MeasuredRow
 from pdplan.perf.memory import engine_reserves_output_kv, plan_memory
 from pdplan.plan.accuracy import (
@@ -183,6 +183,7 @@ def simulate_measured_row(
         ttft_overhead_s=cm.eff.ttft_overhead_s,
         ttft_decode_steps=cm.eff.ttft_decode_steps,
         handoff_s=cm.eff.pd_handoff_s,
+        decode_prealloc=row.mode != "agg" and engine_preallocates_decode_kv(row.backend),
     )
     ttft = out["ttft_s"]["mean"]
     tpot = out["tpot_s"]["mean"] if row.osl > 1 else math.nan  # one token: no inter-token time

@@ -15,7 +15,7 @@ from pdplan.parallel.layout import Layout
 from pdplan.perf.costmodel import CostModel
 from pdplan.perf.efficiency import Efficiency, canonical_engine, get_efficiency, vendor_caveat
 from pdplan.perf.kv_pool import growing_pool
-from pdplan.perf.kv_transfer import KV_PATHS, kv_shards
+from pdplan.perf.kv_transfer import KV_PATHS, engine_preallocates_decode_kv, kv_shards
 from pdplan.perf.memory import engine_kv_memory, engine_reserves_output_kv, plan_memory
 from pdplan.perf.spec_decode import SpecCostModel, SpecDecode, parse_spec
 from pdplan.sim import Arrivals, InstanceSpec, Pool, SimConfig, SimResult, build_instances
@@ -31,7 +31,9 @@ class Cluster:
     """A deployment built from names: its instances (real cost models, the engine's token
     budgets, batch limits and KV pools), the model, the engine's Efficiency on the default
     GPU, layout warnings (TP or a stage crossing nodes), and `config(**kw)` for the SimConfig
-    with the model's KV shape, `pdplan kv`'s link latency and the engine's TTFT overheads."""
+    with the model's KV shape, `pdplan kv`'s link latency and the engine's TTFT overheads.
+    prealloc: a disaggregated deployment whose engine reserves decode KV before each
+    prefill (SGLang: SimConfig.decode_prealloc); config() turns it off with role switches."""
 
     instances: tuple[InstanceSpec, ...]
     pools: tuple[Pool, ...]
@@ -39,6 +41,7 @@ class Cluster:
     eff: Efficiency
     kv_dtype: str
     warnings: tuple[str, ...] = field(default=())
+    prealloc: bool = False
 
     def config(self, **kw: Any) -> SimConfig:
         """SimConfig of this cluster; kw (routing, preemption, seed, switches, SLOs, ...)
@@ -55,6 +58,8 @@ class Cluster:
             "ttft_overhead_s": self.eff.ttft_overhead_s,  # as `accuracy --simulate` validates
             "ttft_decode_steps": self.eff.ttft_decode_steps,
             "handoff_s": self.eff.pd_handoff_s,
+            # not modelled across role switches (SimConfig refuses the pair)
+            "decode_prealloc": self.prealloc and not (kw.get("switches") or kw.get("policy")),
         }
         unknown = sorted(set(kw) - {f.name for f in fields(SimConfig)})
         if unknown:
@@ -124,7 +129,8 @@ def build_cluster(
         placement=placement,
         **kw,
     )
-    return Cluster(instances, pools, m, eff, kv_dtype, tuple(warned))
+    prealloc = engine_preallocates_decode_kv(engine) and instances[0].role != "agg"
+    return Cluster(instances, pools, m, eff, kv_dtype, tuple(warned), prealloc)
 
 
 def _check_vllm_budget(engine: str, chunk: int | None, max_seqs: int) -> None:

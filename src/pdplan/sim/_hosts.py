@@ -178,6 +178,9 @@ if TYPE_CHECKING:
         _sent: dict[int, tuple[Instance, Instance, float]]
         _tail: dict[int, int]
         _pending_roles: dict[int, str]
+        _prealloc_on: bool
+        _pre_wait: set[int]
+        _pre_ok: set[int]
         _evicted: dict[int, float]
         _out_of_batch: dict[int, float]
         _frozen_ticks: int
@@ -195,6 +198,8 @@ if TYPE_CHECKING:
         def _route(self, rid: int) -> None: ...
         def _pair_parked(self) -> None: ...
         def _unpark_from(self, p: Instance) -> int: ...
+        def pre_pair(self, rid: int, p: Instance) -> None: ...
+        def send_prealloc(self, rid: int, p: InstanceHost) -> None: ...
 
 else:
     InstanceHost = SimulatorHost = object

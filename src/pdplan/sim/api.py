@@ -69,6 +69,7 @@ def collect(sim: Simulator, warmup: int = 0) -> SimResult:
         first_token_delay_s=sim.cfg.ttft_overhead_s,
         first_token_steps=sim.cfg.ttft_decode_steps,
         step_tokens=max(i.burst for i in sim.inst),  # speculative decode steps' tokens
+        prealloc=sim.cfg.decode_prealloc,
     )
 
 
@@ -158,7 +159,11 @@ def _time_averages(
     for lo in range(0, len(cols["arrival"]), step):
         c = {k: cols[k][lo : lo + step] for k in _TIME_COLUMNS}
         p, d, live = c["p_inst"], c["d_inst"], c["state"] != DROPPED
-        wait += per_inst(p, c["arrival"], c["pf_start"], live)
+        if cfg.decode_prealloc:  # queued on d for its KV room (NaN: still), then on p
+            wait += per_inst(d, c["arrival"], c["xfer_start"], live)
+            wait += per_inst(p, c["xfer_start"], c["pf_start"], live)
+        else:
+            wait += per_inst(p, c["arrival"], c["pf_start"], live)
         if cfg.disaggregated:
             wait += per_inst(d, c["pf_end"], c["xfer_start"], live)  # for a decode slot
             dec += per_inst(p, c["pf_start"], c["pf_end"], live)  # being prefilled

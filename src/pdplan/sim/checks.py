@@ -134,7 +134,7 @@ def check_numbers(cfg: SimConfig) -> None:
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
     if not all(isinstance(i, InstanceSpec) for i in cfg.instances):
         raise ConfigError("instances must be a non-empty tuple of InstanceSpec")
-    for name in ("exact", "trace"):
+    for name in ("exact", "trace", "decode_prealloc"):
         if not isinstance(getattr(cfg, name), bool):
             raise ConfigError(f"{name}={getattr(cfg, name)!r} must be True or False")
     for name in ("ttft_slo_s", "tpot_slo_s"):

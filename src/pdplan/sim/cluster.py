@@ -39,7 +39,8 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
 
     __slots__ = tuple(
         "_d_fit_all _evicted _frozen_ticks _out_of_batch _fe _fe_free _hashes _heap _last_t "
-        "_least_pair _least_route _need_max _next _parked _detours _pending_roles _seq _sent _tail "
+        "_least_pair _least_route _need_max _next _parked _detours _pending_roles _pre_ok "
+        "_pre_wait _prealloc_on _seq _sent _tail "
         "_times _times_l _unrouted _until area arrivals cap_limit cfg d_cands d_cap_min "
         "drop_reasons dropped finished inst itl loop n_issued_max net "
         "nsys p_cands pairer preemptions req pf_caches router switch_log t_left tracer wl ".split()
@@ -77,6 +78,11 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         self._tail: dict[int, int] = {}  # layer-wise: rid -> tokens its last prefill step
         # computed, whose last layer's KV can leave only after that step (handoff)
         self._pending_roles: dict[int, str] = {}  # instance -> role asked for mid-switch
+        # decode_prealloc (handoff.pre_pair): queued on their decode instance for KV room /
+        # given it, their KV not yet sent
+        self._prealloc_on = cfg.decode_prealloc
+        self._pre_wait: set[int] = set()
+        self._pre_ok: set[int] = set()
         self._evicted: dict[int, float] = {}  # preempted rid -> its last token's time, s
         self._out_of_batch: dict[int, float] = {}  # rid -> s evicted, until back in a batch
         self._frozen_ticks = 0  # policy ticks in a row with nothing in flight (switching)
@@ -242,6 +248,9 @@ class Simulator(HandoffMixin, PrefillRouteMixin, SwitchingMixin):
         r.p_inst[rid] = inst.idx
         r.todo[rid] = i
         inst.outstanding += i + (o if inst.role == "agg" else 0)
+        if self._prealloc_on:  # its decode instance reserves its KV before it is prefilled
+            self.pre_pair(rid, inst)
+            return None
         if inst.holds:
             inst.submit_prefill(rid)
             return None

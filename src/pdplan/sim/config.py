@@ -201,6 +201,15 @@ class SimConfig:
         decode instance taking the request (the PD proxy's second request, the KV connector's
         completion notice, the decode scheduler's next poll); it delays the first decode step
         (Efficiency.pd_handoff_s).
+    decode_prealloc: when a disaggregated request's decode instance takes it. False (vLLM's
+        NIXL / LMCache connectors, TensorRT-LLM, Dynamo with those): after its prefill, the
+        decode instance admits it (KV room and a batch slot) and pulls its KV; meanwhile the
+        prefill instance holds it. True (SGLang's PD disaggregation, Mooncake): the router
+        picks the prefill and the decode instance at arrival, and the decode instance
+        pre-allocates the prompt's KV (the same admission rule, FIFO) before the prefill
+        instance may start it (sglang/srt/disaggregation/decode.py DecodePreallocQueue,
+        prefill.py PrefillBootstrapQueue): a full decode pool holds prompts back from
+        prefill instead of letting them pile up prefilled. Not with role switches.
     """
 
     instances: tuple[InstanceSpec, ...]
@@ -231,6 +240,7 @@ class SimConfig:
     ttft_overhead_s: float = 0.0
     ttft_decode_steps: float = 0.0
     handoff_s: float = 0.0
+    decode_prealloc: bool = False
 
     def __post_init__(self) -> None:
         for name in ("instances", "switches"):  # lists taken as tuples
@@ -258,6 +268,7 @@ class SimConfig:
         for sw in self.switches:
             check_switch(sw, len(self.instances), "bad")
         _check_switch_schedule(self)
+        _check_prealloc(self)
 
     @property
     def disaggregated(self) -> bool:
@@ -305,6 +316,20 @@ def _check_switch_schedule(cfg: SimConfig) -> None:
                 f"after the last switch ({name} to {last.role} at {last.time_s:g} s) no "
                 f"{need} instance is left: requests after it would never finish"
             )
+
+
+def _check_prealloc(cfg: SimConfig) -> None:
+    """decode_prealloc needs prefill and decode instances and no role switches (a switch
+    drains an instance, and pre-allocations in flight across it are not modelled)."""
+    if not cfg.decode_prealloc:
+        return
+    if not cfg.disaggregated:
+        raise ConfigError("decode_prealloc needs a disaggregated (prefill / decode) cluster")
+    if cfg.switches or cfg.policy is not None:
+        raise ConfigError(
+            "decode_prealloc with role switches is not modelled: pre-allocated decode KV "
+            "would have to survive a drain; set decode_prealloc=False to simulate the switches"
+        )
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:

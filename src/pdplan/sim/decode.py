@@ -85,6 +85,8 @@ class DecodeMixin(InstanceHost):
         bound = b * (self.run_n if self.in_run else 1) + nxt if self.busy else nxt  # >= proj
         cut = -1
         admitted = False
+        pre = self.sim._pre_wait  # decode_prealloc: queued for KV room before their prefill
+        released: list[int] = []
         st = self.st  # tokens of recurrent state each sequence holds beside its KV
         wins = self.wins  # and, with sliding-window layers, their KV (Instance.seq_fixed)
         while jq and slots > 0:
@@ -103,6 +105,12 @@ class DecodeMixin(InstanceHost):
             self.kv_used += need + st
             if self.swapped and rid in self.swapped:
                 self._swap_in(rid, need)
+            elif pre and rid in pre:  # room reserved: its prefill instance may start it
+                pre.remove(rid)
+                self.sim._pre_ok.add(rid)
+                self.inflight += 1  # its KV arrives after its prefill
+                r.xfer_start[rid] = self.loop.now  # its wait for a decode slot ends here
+                released.append(rid)
             else:
                 self.inflight += 1
                 r.xfer_start[rid] = self.loop.now  # its wait for a decode slot ends here
@@ -112,6 +120,8 @@ class DecodeMixin(InstanceHost):
             n = max((cap - self.kv_used) // b, cut if cut >= 0 else self._cut())
             if n < self.run_n:
                 self._schedule_run(n)  # re-plan: end the run before KV is full
+        for rid in released:  # after this instance's own state is settled
+            self.sim.inst[r.p_inst[rid]].submit_prefill(rid)
         return None
 
     def _victim_waits(self) -> bool:

@@ -42,15 +42,19 @@ class HandoffMixin(SimulatorHost):
         (on_layerwise_end)."""
         if self.cfg.transfer_mode != "layerwise" or inst.role != "prefill":
             return
-        r = self.req
+        r, pre_ok = self.req, self._pre_ok
         for rid, n, done in batch:
-            if r.d_inst[rid] >= 0 or rid in self._parked:
+            pre = rid in pre_ok  # decode_prealloc: its decode instance holds its KV room
+            if not pre and (r.d_inst[rid] >= 0 or rid in self._parked):
                 continue  # paired at an earlier chunk (or parked there: see below)
             last = n == r.todo[rid]
             r.ctx0[rid] = r.todo[rid] + done  # the whole prompt's KV, tokens
             r.not_before[rid] = end if last else _PENDING
             if last:
                 self._tail[rid] = n
+            if pre:  # its bytes start now, into the pre-allocated room
+                self.send_prealloc(rid, inst)
+                continue
             self._pair(rid, inst)
             if not last and rid in self._parked:  # no decode instance: it pairs (or parks)
                 del self._parked[rid]  # when its prefill ends, as a prompt that is not
@@ -73,6 +77,49 @@ class HandoffMixin(SimulatorHost):
     def _pair(self, rid: int, p: InstanceHost, r: Requests | None = None) -> None:
         """Choose the decode instance of a prefilled request and queue it there."""
         r = r or self.req
+        d = self._decode_for(rid, p, r)
+        if d is None:
+            self._parked[rid] = self.loop.now  # waits, holding its KV on p, for a decode one
+            return
+        r.d_inst[rid] = d.idx
+        # its load on d: the KV it will hold at its last token (prompt + output, tokens), as
+        # Dynamo's KV router weighs a decode worker by active blocks; output alone let a long
+        # prompt with a short answer weigh nothing, and KV filled unevenly (preemptions)
+        d.outstanding += r.inp[rid] + r.out[rid]
+        d.jq.append(rid)  # Instance.offer, inlined
+        d._admit_transfers()
+        if d.ready:  # a swapped-out request came back in: it joins at the next boundary
+            d.kick()
+
+    def pre_pair(self, rid: int, p: Instance) -> None:
+        """decode_prealloc: at arrival, rid (routed to prefill instance p) picks its decode
+        instance, which queues it for KV pre-allocation; p gets the prompt once the room is
+        reserved (DecodeMixin._admit_transfers), and its KV moves as its prefill ends
+        (send_prealloc). SGLang's router sends each request to a (prefill, decode) pair at
+        once; the decode side's DecodePreallocQueue reserves the prompt's KV, FIFO, and only
+        then does the prefill side's PrefillBootstrapQueue hand it to the prefill scheduler."""
+        r = self.req
+        d = self._decode_for(rid, p, r)
+        if d is None:  # no decode instance holds it (only mid-switch, refused with prealloc)
+            p.submit_prefill(rid)  # it pairs after its prefill, as without pre-allocation
+            return
+        r.d_inst[rid] = d.idx
+        d.outstanding += r.inp[rid] + r.out[rid]  # as _pair weighs it
+        r.ctx0[rid] = r.inp[rid]  # the prompt's KV, tokens: what d reserves
+        self._pre_wait.add(rid)
+        d.jq.append(rid)
+        d._admit_transfers()
+
+    def send_prealloc(self, rid: int, p: InstanceHost) -> None:
+        """decode_prealloc: rid's KV starts from p into the room its decode instance reserved
+        (at its prefill's end, or its first chunk's start when layer-wise)."""
+        self._pre_ok.discard(rid)
+        r = self.req
+        d = self.inst[r.d_inst[rid]]
+        d._net_start(rid, p, d, d._kvb(r.ctx0[rid]))  # type: ignore[arg-type]
+
+    def _decode_for(self, rid: int, p: InstanceHost, r: Requests) -> Instance | None:
+        """The decode instance rid goes to (the pairing policy), or None if none holds it."""
         cands = self.d_cands
         # a role switch brought a small decode instance: only those with room for its prompt
         # and output in their KV (_d_fit_all: none is too small for any request, no lookups)
@@ -80,8 +127,7 @@ class HandoffMixin(SimulatorHost):
             need = r.inp[rid] + r.out[rid]
             cands = [c for c in cands if c.fit >= need]
         if not cands:
-            self._parked[rid] = self.loop.now  # waits, holding its KV on p, for a decode one
-            return
+            return None
         if self._least_pair:  # Router.least, inlined
             rt = self.pairer
             s = rt._tie
@@ -93,17 +139,8 @@ class HandoffMixin(SimulatorHost):
             for c in cands:
                 if c.outstanding < low:
                     d, low = c, c.outstanding
-        else:
-            d = self.pairer.choose(cands, near=p)
-        r.d_inst[rid] = d.idx
-        # its load on d: the KV it will hold at its last token (prompt + output, tokens), as
-        # Dynamo's KV router weighs a decode worker by active blocks; output alone let a long
-        # prompt with a short answer weigh nothing, and KV filled unevenly (preemptions)
-        d.outstanding += r.inp[rid] + r.out[rid]
-        d.jq.append(rid)  # Instance.offer, inlined
-        d._admit_transfers()
-        if d.ready:  # a swapped-out request came back in: it joins at the next boundary
-            d.kick()
+            return d
+        return self.pairer.choose(cands, near=p)
 
     def _pair_parked(self) -> None:
         """A decode instance is back: pair the parked requests in the order they parked."""

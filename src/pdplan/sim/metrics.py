@@ -68,6 +68,21 @@ class SimResult:
     first_token_delay_s: float = 0.0
     first_token_steps: float = 0.0
     step_tokens: float = 1.0  # tokens a decode step emits (speculative decoding: > 1)
+    prealloc: bool = False  # SimConfig.decode_prealloc: the decode slot wait came first
+
+    def waits(self, c: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(prefill queue wait, decode slot wait) per row of columns `c`, s. Without decode
+        pre-allocation: arrival -> prefill start, and prefill end -> KV transfer start (0
+        when a layer-wise transfer starts before the end; NaN aggregated). With it the slot
+        wait comes first, arrival -> the decode instance reserving the prompt's KV
+        (xfer_start), and the prefill queue runs from there to the prefill's start."""
+        queue = c["pf_start"] - c["arrival"]
+        slot = np.maximum(c["xfer_start"] - c["pf_end"], 0.0)  # layer-wise may start early
+        if not self.prealloc:
+            return queue, slot
+        pre = c["xfer_start"] <= c["pf_start"]  # reserved before its prefill (NaN: no)
+        return (np.where(pre, c["pf_start"] - c["xfer_start"], queue),
+                np.where(pre, c["xfer_start"] - c["arrival"], slot))  # fmt: skip
 
     def first_token_delay(self, c: dict[str, np.ndarray]) -> np.ndarray | float:
         """Seconds from the engine's first token to the client's, per row of columns `c`:
@@ -86,8 +101,7 @@ class SimResult:
     def metric(self, name: str) -> np.ndarray:
         """ttft, tpot, e2e (client; e2e_engine: the engine's), queue (prefill queue wait), xfer
         (KV on the wire) or slot_wait
-        (disaggregated: prefill end -> KV transfer start, waiting for a decode slot) per
-        measured request."""
+        (disaggregated: waiting for a decode slot, see waits) per measured request."""
         c = self.columns
         ok = (c["state"] == DONE) & (np.arange(len(c["state"])) >= self.warmup)
         if name == "ttft":
@@ -103,11 +117,11 @@ class SimResult:
             ok = ok & multi
             v = (c["finish"] - c["first"]) / np.maximum(c["out"] - 1, 1)
         elif name == "queue":
-            v = c["pf_start"] - c["arrival"]
+            v = self.waits(c)[0]
         elif name == "xfer":
             v = c["xfer_s"]
         elif name == "slot_wait":  # NaN (skipped) where no transfer started: aggregated
-            v = np.maximum(c["xfer_start"] - c["pf_end"], 0.0)  # layer-wise may start early
+            v = self.waits(c)[1]
         else:
             raise ConfigError(
                 f"unknown metric {name!r}: ttft, tpot, e2e, e2e_engine, queue, xfer or slot_wait"
@@ -157,6 +171,7 @@ class SimResult:
             "queue_s": percentiles(self.metric("queue")),
             "kv_transfer_s": percentiles(self.metric("xfer")),
             "decode_slot_wait_s": percentiles(self.metric("slot_wait")),
+            "decode_prealloc": self.prealloc,
             "prefix_hit_rate": self.prefix_hit_rate(),
             "preemptions": self.preemptions,
             "slo": {"ttft_s": self.slo[0], "tpot_s": self.slo[1], "attainment": att},
@@ -222,7 +237,7 @@ class SimResult:
         g = {k: c[k][sel] for k in _ROW_FIELDS}
         t = {"id": np.arange(len(arrived))[sel]}
         t.update({k: g[k] for k in _ROW_FIELDS[:9]})  # arrival .. xfer_start
-        t["slot_wait"] = np.maximum(g["xfer_start"] - g["pf_end"], 0.0)  # s, NaN: aggregated
+        t["slot_wait"] = self.waits(g)[1]  # s, NaN: aggregated
         t.update({k: g[k] for k in _ROW_FIELDS[9:]})  # xfer_s .. state
         delay = np.broadcast_to(self.first_token_delay(g), (len(t["id"]),))
         t["ttft_overhead"] = np.array(delay, dtype=np.float64)  # s, the engine's

@@ -149,6 +149,8 @@ class PrefillMixin(InstanceHost):
                     sim._pair(rid, self, r)
                 elif self.layerwise:  # paired at its first chunk (HandoffMixin)
                     sim.on_layerwise_end(rid, now, n)
+                elif rid in sim._pre_ok:  # its decode instance reserved its KV room
+                    sim.send_prealloc(rid, self)
                 continue
             if gen[rid] == 0:  # aggregated (or a decode-side recompute before its first
                 gen[rid] = 1  # token): the prefill step emits the first token

@@ -46,7 +46,10 @@ class PrefillRouteMixin(SimulatorHost):
             r.hit[rid] = r.pdone[rid] = hit
         r.todo[rid] = inp - hit
         inst.outstanding += inp + (r.out[rid] if inst.role == "agg" else 0)
-        inst.submit_prefill(rid)
+        if self._prealloc_on:  # its decode instance reserves its KV before it is prefilled
+            self.pre_pair(rid, inst)
+        else:
+            inst.submit_prefill(rid)
         return None
 
     @staticmethod
